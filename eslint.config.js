@@ -1,0 +1,45 @@
+// Flat ESLint config for the whole monorepo (typescript-eslint, type-aware where it pays).
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  {
+    ignores: [
+      "**/node_modules/**",
+      "**/dist/**",
+      "**/.next/**",
+      "**/.turbo/**",
+      "**/next-env.d.ts",
+      ".tide/**",
+      "e2e/test-results/**",
+      "e2e/playwright-report/**",
+      "dataplane/**",
+    ],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: {
+      ecmaVersion: 2023,
+      sourceType: "module",
+      globals: { process: "readonly", console: "readonly", Buffer: "readonly", URL: "readonly" },
+    },
+    rules: {
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports" }],
+      "no-console": "off",
+      eqeqeq: ["error", "always"],
+    },
+  },
+  {
+    // Configuration is parsed once per app (env.ts); raw process.env elsewhere is a bug (t3 habit).
+    files: ["apps/**/*.{ts,tsx}", "packages/api/**/*.ts", "packages/db/src/**/*.ts"],
+    ignores: ["**/env.ts", "**/*.test.ts", "**/*.integration-test.ts", "apps/tidectl/**"],
+    rules: {
+      "no-restricted-properties": [
+        "error",
+        { object: "process", property: "env", message: "Read configuration through the app's env.ts." },
+      ],
+    },
+  },
+);

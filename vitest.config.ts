@@ -1,0 +1,30 @@
+import { defineConfig } from "vitest/config";
+
+// Test tiers are in the file name (cal.com habit):
+//   *.test.ts              unit: pure logic, no I/O beyond fixtures
+//   *.integration-test.ts  integration: real PostgreSQL (an embedded cluster the test run owns)
+export default defineConfig({
+  test: {
+    reporters: ["default", "./packages/devstack/src/vitest-summary-reporter.ts"],
+    projects: [
+      {
+        test: {
+          name: "unit",
+          include: ["packages/*/src/**/*.test.ts", "apps/*/src/**/*.test.ts"],
+          environment: "node",
+        },
+      },
+      {
+        test: {
+          name: "integration",
+          include: ["packages/*/src/**/*.integration-test.ts", "apps/*/src/**/*.integration-test.ts"],
+          environment: "node",
+          globalSetup: ["./packages/devstack/src/integration-global-setup.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
