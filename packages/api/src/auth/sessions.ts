@@ -1,0 +1,67 @@
+import { newId, roleScopes, TideError } from "@tide/contracts";
+import type { Db } from "@tide/db";
+import { recordAudit } from "../services/audit.service";
+import type { Actor } from "./actor";
+import { digestSecret, randomSecret, verifyPassword } from "./secrets";
+
+export const SESSION_COOKIE = "tide_session";
+
+/** A fixed hash to verify against when the user does not exist, so timing does not reveal emails. */
+const DUMMY_HASH =
+  "scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+
+export async function signIn(
+  db: Db,
+  input: { email: string; password: string; sessionHours: number },
+): Promise<{ cookieValue: string; expiresAt: Date; user: { id: string; email: string; role: string } }> {
+  const email = input.email.trim().toLowerCase();
+  const user = await db.user.findUnique({
+    where: { email },
+    select: { id: true, email: true, name: true, role: true, passwordHash: true, disabledAt: true },
+  });
+  const ok = await verifyPassword(input.password, user?.passwordHash ?? DUMMY_HASH);
+  if (!user || !ok || user.disabledAt) {
+    throw new TideError("unauthorized", "Email or password is incorrect.");
+  }
+  const cookieValue = randomSecret();
+  const expiresAt = new Date(Date.now() + input.sessionHours * 3600_000);
+  await db.session.create({
+    data: { id: newId("session"), tokenHash: digestSecret(cookieValue), userId: user.id, expiresAt },
+  });
+  await recordAudit(db, {
+    actorKind: "user",
+    actorId: user.id,
+    actorLabel: user.email,
+    action: "session.create",
+    targetType: "user",
+    targetId: user.id,
+  });
+  return { cookieValue, expiresAt, user: { id: user.id, email: user.email, role: user.role } };
+}
+
+export async function signOut(db: Db, cookieValue: string): Promise<void> {
+  await db.session.deleteMany({ where: { tokenHash: digestSecret(cookieValue) } });
+}
+
+export async function actorFromSession(db: Db, cookieValue: string): Promise<Actor | null> {
+  const session = await db.session.findUnique({
+    where: { tokenHash: digestSecret(cookieValue) },
+    select: {
+      id: true,
+      expiresAt: true,
+      user: { select: { id: true, email: true, name: true, role: true, disabledAt: true } },
+    },
+  });
+  if (!session || session.expiresAt <= new Date() || session.user.disabledAt) return null;
+  const { user } = session;
+  return {
+    kind: "user",
+    userId: user.id,
+    email: user.email,
+    name: user.name,
+    role: user.role,
+    tokenId: null,
+    label: user.email,
+    scopes: roleScopes[user.role],
+  };
+}

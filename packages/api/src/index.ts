@@ -1,0 +1,9 @@
+export { appRouter, type AppRouter } from "./routers/_app";
+export { createCallerFactory } from "./trpc";
+export { createContext, resolveActor, type Context } from "./context";
+export { openApiDocument } from "./openapi";
+export { checkDatabase, getDb } from "./db";
+export { SESSION_COOKIE } from "./auth/sessions";
+export { handleSignIn, handleSignOut, handleTableDownload, tideErrorResponse } from "./http";
+export { hashPassword } from "./auth/secrets";
+export type { Actor } from "./auth/actor";

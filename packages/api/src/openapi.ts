@@ -1,0 +1,48 @@
+import { generateOpenApiDocument } from "trpc-to-openapi";
+import { appRouter } from "./routers/_app";
+
+/** REST under /api/v1, generated from the same tRPC procedures the console uses. */
+function buildDocument() {
+  const doc = generateOpenApiDocument(appRouter, {
+    title: "Tide API",
+    version: "1.0.0",
+    description:
+      "Fleet operations for GLB-style L4 load balancing. Authenticate with `Authorization: Bearer tide_…` " +
+      "(tokens are created in the console under Settings → API tokens). Scopes: read, operate, admin. " +
+      "Errors are JSON `{ message, code, issues? }` with a stable code.",
+    baseUrl: "/api/v1",
+    tags: ["auth", "fleet", "pools", "directors", "proxies", "tables", "audit", "tokens"],
+  });
+  // The GLBD download is binary, served by a route handler next to the REST handler.
+  doc.paths = {
+    ...doc.paths,
+    "/pools/{poolId}/tables/{version}/glbd": {
+      get: {
+        operationId: "tables-download",
+        summary: "Download a table version as a GLBD v2 file",
+        tags: ["tables"],
+        security: [{ Authorization: [] }],
+        parameters: [
+          { name: "poolId", in: "path", required: true, schema: { type: "string" } },
+          { name: "version", in: "path", required: true, schema: { type: "integer", minimum: 1 } },
+        ],
+        responses: {
+          "200": {
+            description: "GLBD v2 file (one table); X-Tide-Content-Hash carries its sha256",
+            content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+          },
+          "401": { description: "Missing or invalid token" },
+          "404": { description: "No such pool or version" },
+        },
+      },
+    },
+  };
+  return doc;
+}
+
+let cached: ReturnType<typeof buildDocument> | undefined;
+
+export function openApiDocument() {
+  cached ??= buildDocument();
+  return cached;
+}

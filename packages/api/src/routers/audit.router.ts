@@ -1,0 +1,19 @@
+import { AuditEntry, Paged, PoolId } from "@tide/contracts";
+import { z } from "zod";
+import { listAudit } from "../services/audit.service";
+import { readProcedure, router } from "../trpc";
+
+export const auditRouter = router({
+  list: readProcedure
+    .meta({ openapi: { method: "GET", path: "/audit", tags: ["audit"], summary: "Audit log, newest first" } })
+    .input(
+      z.object({
+        poolId: PoolId.optional(),
+        targetId: z.string().optional(),
+        limit: z.coerce.number().int().min(1).max(200).default(50),
+        cursor: z.string().optional(),
+      }),
+    )
+    .output(Paged(AuditEntry))
+    .query(({ ctx, input }) => listAudit(ctx.db, input)),
+});

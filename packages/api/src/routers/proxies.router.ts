@@ -1,0 +1,72 @@
+import {
+  ProxyAction,
+  ProxyIdInput,
+  PoolId,
+  Proxy,
+  ProxyId,
+  TransitionPreview,
+  TransitionResult,
+} from "@tide/contracts";
+import { z } from "zod";
+import { createProxy, removeProxy, setProxyHealth } from "../services/proxy-lifecycle.service";
+import { previewTransition, transitionProxy } from "../services/proxy-transition.service";
+import { adminProcedure, operateProcedure, readProcedure, router } from "../trpc";
+import { proxiesListProcedure } from "./fleet.router";
+
+const Reason = z.string().max(500).optional().describe("Why (kept in the audit log and the table version)");
+
+/** One REST endpoint per action (runbooks say what they do); all share the transition service. */
+function actionProcedure(action: ProxyAction) {
+  return operateProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: `/proxies/{proxyId}/${action}`,
+        tags: ["proxies"],
+        summary: `${action[0]!.toUpperCase()}${action.slice(1)} a proxy`,
+      },
+    })
+    .input(z.object({ proxyId: ProxyId, reason: Reason }))
+    .output(TransitionResult)
+    .mutation(({ ctx, input }) => transitionProxy(ctx.db, ctx.actor, { ...input, action }));
+}
+
+export const proxiesRouter = router({
+  list: proxiesListProcedure,
+  preview: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/proxies/{proxyId}/preview",
+        tags: ["proxies"],
+        summary: "Preview an action: allowed or why not, and the table diff it would make",
+      },
+    })
+    .input(z.object({ proxyId: ProxyId, action: ProxyAction }))
+    .output(TransitionPreview)
+    .query(({ ctx, input }) => previewTransition(ctx.db, input)),
+  transition: operateProcedure
+    .meta({ openapi: { method: "POST", path: "/proxies/{proxyId}/transition", tags: ["proxies"], summary: "Apply an action to a proxy" } })
+    .input(z.object({ proxyId: ProxyId, action: ProxyAction, reason: Reason }))
+    .output(TransitionResult)
+    .mutation(({ ctx, input }) => transitionProxy(ctx.db, ctx.actor, input)),
+  drain: actionProcedure("drain"),
+  deactivate: actionProcedure("deactivate"),
+  fill: actionProcedure("fill"),
+  activate: actionProcedure("activate"),
+  setHealth: operateProcedure
+    .meta({ openapi: { method: "POST", path: "/proxies/{proxyId}/health", tags: ["proxies"], summary: "Record a health change (soft drain when down)" } })
+    .input(z.object({ proxyId: ProxyId, healthy: z.boolean(), reason: z.string().min(1).max(500) }))
+    .output(TransitionResult)
+    .mutation(({ ctx, input }) => setProxyHealth(ctx.db, ctx.actor, input)),
+  create: adminProcedure
+    .meta({ openapi: { method: "POST", path: "/pools/{poolId}/proxies", tags: ["proxies"], summary: "Add a proxy (starts inactive)" } })
+    .input(z.object({ poolId: PoolId, address: z.string(), hostname: z.string() }))
+    .output(Proxy)
+    .mutation(({ ctx, input }) => createProxy(ctx.db, ctx.actor, input)),
+  remove: adminProcedure
+    .meta({ openapi: { method: "DELETE", path: "/proxies/{proxyId}", tags: ["proxies"], summary: "Remove an inactive proxy" } })
+    .input(ProxyIdInput.extend({ reason: Reason }))
+    .output(z.object({ removed: Proxy }))
+    .mutation(({ ctx, input }) => removeProxy(ctx.db, ctx.actor, input)),
+});

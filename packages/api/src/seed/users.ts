@@ -1,0 +1,33 @@
+import { randomBytes } from "node:crypto";
+import { newId, type Role } from "@tide/contracts";
+import type { Db } from "@tide/db";
+import { hashPassword } from "../auth/secrets";
+
+export function generatePassword(): string {
+  // 18 random bytes -> 24 base64url characters (144 bits).
+  return randomBytes(18).toString("base64url");
+}
+
+/**
+ * Create a user if missing. Returns the password only when it was set now (it is stored hashed
+ * and can never be read back).
+ */
+export async function ensureUser(
+  db: Db,
+  input: { email: string; name: string; role: Role; password?: string | undefined },
+): Promise<{ id: string; created: boolean; password: string | null }> {
+  const existing = await db.user.findUnique({ where: { email: input.email }, select: { id: true } });
+  if (existing) return { id: existing.id, created: false, password: null };
+  const password = input.password ?? generatePassword();
+  const user = await db.user.create({
+    data: {
+      id: newId("user"),
+      email: input.email,
+      name: input.name,
+      role: input.role,
+      passwordHash: await hashPassword(password),
+    },
+    select: { id: true },
+  });
+  return { id: user.id, created: true, password };
+}

@@ -1,0 +1,88 @@
+import {
+  allowedTransitions,
+  isEligible,
+  TideError,
+  transitionFor,
+  type ProxyAction,
+  type ProxyState,
+} from "@tide/contracts";
+
+export interface PlannedProxy {
+  id: string;
+  address: string;
+  hostname: string;
+  state: ProxyState;
+}
+
+export type Plan<P extends PlannedProxy> =
+  | { ok: true; from: ProxyState; to: ProxyState; next: P[] }
+  | { ok: false; error: TideError };
+
+function describe(p: PlannedProxy): string {
+  return `${p.id} (${p.hostname}, ${p.address})`;
+}
+
+/**
+ * Check the invariants a pool must keep after a change (pure; the service runs this inside the
+ * transaction that holds the pool's row lock, so concurrent requests are serialised):
+ *  1. at most one proxy of the pool is not active;
+ *  2. a pool with at least 2 proxies keeps at least 2 eligible (active or filling) — a change may
+ *     not take it below 2 (a pool that is already below, e.g. while its second proxy is added,
+ *     may only move towards 2).
+ */
+export function checkPoolInvariants(
+  before: readonly PlannedProxy[],
+  after: readonly PlannedProxy[],
+  changedId: string | null,
+): TideError | null {
+  const notActive = after.filter((p) => p.state !== "active");
+  if (notActive.length > 1) {
+    const others = notActive.filter((p) => p.id !== changedId);
+    const blocking = others[0] ?? notActive[0]!;
+    return new TideError(
+      "conflict",
+      `Another proxy of this pool is ${blocking.state}: ${describe(blocking)}. ` +
+        `A pool may have only one proxy that is not active; finish or abort that change first.`,
+      { blockingProxyId: blocking.id, blockingState: blocking.state },
+    );
+  }
+  const eligibleBefore = before.filter((p) => isEligible(p.state)).length;
+  const eligibleAfter = after.filter((p) => isEligible(p.state)).length;
+  if (after.length >= 2 && eligibleAfter < 2 && eligibleAfter < eligibleBefore) {
+    return new TideError(
+      "invariant_violation",
+      `This would leave ${eligibleAfter} eligible (active or filling) prox${eligibleAfter === 1 ? "y" : "ies"} ` +
+        `in a pool of ${after.length}; a pool with 2 or more proxies must keep at least 2. Add or fill another proxy first.`,
+      { eligibleBefore, eligibleAfter },
+    );
+  }
+  return null;
+}
+
+/** Plan one proxy action: the state machine plus the pool invariants. Pure. */
+export function planTransition<P extends PlannedProxy>(
+  proxies: readonly P[],
+  proxyId: string,
+  action: ProxyAction,
+): Plan<P> {
+  const proxy = proxies.find((p) => p.id === proxyId);
+  if (!proxy) return { ok: false, error: new TideError("not_found", `Proxy ${proxyId} does not exist.`) };
+  const t = transitionFor(proxy.state, action);
+  if (!t) {
+    const allowed = allowedTransitions(proxy.state)
+      .map((x) => `${x.action} (${x.label.toLowerCase()}, -> ${x.to})`)
+      .join(", ");
+    return {
+      ok: false,
+      error: new TideError(
+        "invalid_transition",
+        `Cannot ${action} ${describe(proxy)}: it is ${proxy.state}. Allowed from ${proxy.state}: ${allowed}.`,
+        { state: proxy.state, action },
+      ),
+    };
+  }
+  const next = proxies.map((p) => (p.id === proxyId ? { ...p, state: t.to } : p));
+  const violation = checkPoolInvariants(proxies, next, proxyId);
+  if (violation) return { ok: false, error: violation };
+  return { ok: true, from: t.from, to: t.to, next };
+}

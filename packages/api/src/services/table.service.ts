@@ -1,0 +1,268 @@
+import { newId, TideError, type HashField, type ProxyState, type TableVersionSummary } from "@tide/contracts";
+import { Prisma, tableVersionSummarySelect, type Db } from "@tide/db";
+import {
+  decodeGlbd,
+  diffTables,
+  encodeGlbd,
+  explainFlow,
+  tableContentHash,
+  type ForwardingTable,
+} from "@tide/forwarding";
+import { toVersionSummary } from "./fleet.service";
+import { buildTableForPool } from "./table-builder";
+
+type Tx = Prisma.TransactionClient | Db;
+
+/** A backend as recorded with a table version, in backend-slot order (index = GLBD backend index). */
+export interface VersionBackend {
+  slot: number;
+  proxyId: string;
+  address: string;
+  hostname: string;
+  state: ProxyState;
+  healthy: boolean;
+}
+
+export interface PoolTable {
+  table: ForwardingTable;
+  backends: VersionBackend[];
+}
+
+export interface BuildProxy {
+  id: string;
+  address: string;
+  hostname: string;
+  state: ProxyState;
+  healthy: boolean;
+}
+
+/** Build the table a pool would serve with these proxy states (nothing is written). */
+export async function buildPoolTable(
+  db: Tx,
+  poolId: string,
+  proxies: readonly BuildProxy[],
+): Promise<PoolTable & { bytes: Uint8Array; contentHash: string }> {
+  const pool = await db.pool.findUnique({
+    where: { id: poolId },
+    select: {
+      id: true,
+      hashKey: true,
+      seed: true,
+      binds: { select: { address: true, prefixBits: true, proto: true, portStart: true, portEnd: true } },
+    },
+  });
+  if (!pool) throw new TideError("not_found", `Pool ${poolId} does not exist.`);
+  const table = buildTableForPool(
+    { hashKey: pool.hashKey, seed: pool.seed, binds: pool.binds },
+    proxies.map((p) => ({ address: p.address, state: p.state, healthy: p.healthy })),
+  );
+  const bytes = encodeGlbd([table]);
+  const backends = proxies.map((p, slot) => ({
+    slot,
+    proxyId: p.id,
+    address: p.address,
+    hostname: p.hostname,
+    state: p.state,
+    healthy: p.healthy,
+  }));
+  return { table, backends, bytes, contentHash: tableContentHash(bytes) };
+}
+
+/** Write a new immutable version for a pool (inside the caller's transaction, under the pool lock). */
+export async function insertTableVersion(
+  tx: Tx,
+  input: {
+    poolId: string;
+    proxies: readonly BuildProxy[];
+    cause: string;
+    reason: string;
+    actor: { actorKind: "user" | "token" | "system"; actorId: string | null; actorLabel: string };
+  },
+) {
+  const built = await buildPoolTable(tx, input.poolId, input.proxies);
+  const last = await tx.tableVersion.findFirst({
+    where: { poolId: input.poolId },
+    orderBy: { version: "desc" },
+    select: { version: true },
+  });
+  return tx.tableVersion.create({
+    data: {
+      id: newId("tableVersion"),
+      poolId: input.poolId,
+      version: (last?.version ?? 0) + 1,
+      contentHash: built.contentHash,
+      content: Buffer.from(built.bytes),
+      backends: built.backends as unknown as Prisma.InputJsonValue,
+      cause: input.cause,
+      reason: input.reason,
+      ...input.actor,
+    },
+    select: tableVersionSummarySelect,
+  });
+}
+
+async function loadVersion(db: Db, where: Prisma.TableVersionWhereInput) {
+  const row = await db.tableVersion.findFirst({
+    where,
+    orderBy: { version: "desc" },
+    select: { ...tableVersionSummarySelect, content: true, backends: true },
+  });
+  return row;
+}
+
+function decodeVersion(row: { id: string; content: Uint8Array; backends: unknown }): PoolTable {
+  const tables = decodeGlbd(row.content);
+  const table = tables[0];
+  if (!table || tables.length !== 1) {
+    throw new TideError("internal", `Stored table version ${row.id} does not hold exactly one table.`);
+  }
+  return { table, backends: row.backends as VersionBackend[] };
+}
+
+export async function currentTableOf(db: Db, poolId: string) {
+  const row = await loadVersion(db, { poolId });
+  return row ? { summary: toVersionSummary(row), ...decodeVersion(row) } : null;
+}
+
+export async function listVersions(
+  db: Db,
+  input: { poolId: string; limit: number; cursor?: string | undefined },
+): Promise<{ items: TableVersionSummary[]; nextCursor: string | null }> {
+  const rows = await db.tableVersion.findMany({
+    where: { poolId: input.poolId },
+    select: tableVersionSummarySelect,
+    orderBy: { version: "desc" },
+    take: input.limit + 1,
+    ...(input.cursor ? { cursor: { id: input.cursor }, skip: 1 } : {}),
+  });
+  const page = rows.slice(0, input.limit);
+  return {
+    items: page.map(toVersionSummary),
+    nextCursor: rows.length > input.limit ? (page[page.length - 1]?.id ?? null) : null,
+  };
+}
+
+async function versionOrThrow(db: Db, versionId: string) {
+  const row = await loadVersion(db, { id: versionId });
+  if (!row) throw new TideError("not_found", `Table version ${versionId} does not exist.`);
+  return row;
+}
+
+export async function getVersion(db: Db, versionId: string) {
+  const row = await versionOrThrow(db, versionId);
+  return { ...toVersionSummary(row), backends: row.backends as unknown as VersionBackend[] };
+}
+
+/** The version's rows for the browser: slot index per row, base64 of 65,536 bytes per column. */
+export async function getVersionRows(db: Db, versionId: string) {
+  const row = await versionOrThrow(db, versionId);
+  const { table, backends } = decodeVersion(row);
+  // Slots are < 256 (GLBD limit), so one byte per row.
+  const primary = Uint8Array.from(table.primary);
+  const secondary = Uint8Array.from(table.secondary);
+  return {
+    primary: Buffer.from(primary).toString("base64"),
+    secondary: Buffer.from(secondary).toString("base64"),
+    backends,
+  };
+}
+
+export interface PoolTableDiff {
+  rowsPrimaryChanged: number;
+  rowsSecondaryChanged: number;
+  rowsChanged: number;
+  sample: {
+    row: number;
+    before: { primary: string; secondary: string };
+    after: { primary: string; secondary: string };
+  }[];
+  shares: {
+    address: string;
+    hostname: string;
+    before: { primary: number; secondary: number };
+    after: { primary: number; secondary: number };
+  }[];
+}
+
+const DIFF_SAMPLE_ROWS = 500;
+
+export function diffPoolTables(a: PoolTable, b: PoolTable): PoolTableDiff {
+  const d = diffTables(a.table, b.table, { sampleRows: DIFF_SAMPLE_ROWS });
+  const hostnames = new Map<string, string>();
+  for (const be of [...a.backends, ...b.backends]) hostnames.set(be.address, be.hostname);
+  return {
+    rowsPrimaryChanged: d.primaryChanged,
+    rowsSecondaryChanged: d.secondaryChanged,
+    rowsChanged: d.rowsChanged,
+    sample: d.sample,
+    shares: d.shares.map((s) => ({
+      address: s.address,
+      hostname: hostnames.get(s.address) ?? "",
+      before: { primary: s.before.primary, secondary: s.before.secondary },
+      after: { primary: s.after.primary, secondary: s.after.secondary },
+    })),
+  };
+}
+
+export async function diffVersions(db: Db, fromVersionId: string, toVersionId: string) {
+  const [from, to] = await Promise.all([versionOrThrow(db, fromVersionId), versionOrThrow(db, toVersionId)]);
+  if (from.poolId !== to.poolId) {
+    throw new TideError("bad_request", "Both versions must belong to the same pool.");
+  }
+  return {
+    from: toVersionSummary(from),
+    to: toVersionSummary(to),
+    diff: diffPoolTables(decodeVersion(from), decodeVersion(to)),
+  };
+}
+
+export async function explainInVersion(
+  db: Db,
+  input: { versionId: string; srcAddr: string; srcPort?: number | undefined; dstAddr?: string | undefined; dstPort?: number | undefined },
+) {
+  const row = await versionOrThrow(db, input.versionId);
+  const pool = await db.pool.findUniqueOrThrow({ where: { id: row.poolId }, select: { hashFields: true } });
+  const { table, backends } = decodeVersion(row);
+  let e;
+  try {
+    e = explainFlow(
+      table,
+      { srcAddr: input.srcAddr, srcPort: input.srcPort, dstAddr: input.dstAddr, dstPort: input.dstPort },
+      pool.hashFields as HashField[],
+    );
+  } catch (err) {
+    throw new TideError("bad_request", err instanceof Error ? err.message : String(err));
+  }
+  const who = (address: string) => {
+    const b = backends.find((x) => x.address === address);
+    return { address, hostname: b?.hostname ?? "", proxyId: b?.proxyId ?? "" };
+  };
+  return {
+    row: e.row,
+    digest: e.digest,
+    primary: who(e.primary),
+    secondary: who(e.secondary),
+    outerSourcePort: e.outerSourcePort,
+    hashFields: pool.hashFields as HashField[],
+  };
+}
+
+/** The exact GLBD bytes of a version (as stored), for download by runbooks and agents. */
+export async function versionContent(db: Db, poolId: string, version: number) {
+  const row = await db.tableVersion.findUnique({
+    where: { poolId_version: { poolId, version } },
+    select: { content: true, contentHash: true, version: true, pool: { select: { name: true } } },
+  });
+  if (!row) throw new TideError("not_found", `Pool ${poolId} has no table version ${version}.`);
+  return row;
+}
+
+export async function currentVersionSummary(db: Db, poolId: string): Promise<TableVersionSummary> {
+  const row = await db.tableVersion.findFirst({
+    where: { poolId },
+    orderBy: { version: "desc" },
+    select: tableVersionSummarySelect,
+  });
+  if (!row) throw new TideError("not_found", `Pool ${poolId} has no table version.`);
+  return toVersionSummary(row);
+}

@@ -1,0 +1,51 @@
+import { newId, roleScopes, type Role } from "@tide/contracts";
+import type { Db } from "@tide/db";
+import type { Actor } from "../auth/actor";
+import { hashPassword } from "../auth/secrets";
+import { createPool } from "../services/pool.service";
+import { appRouter } from "../routers/_app";
+import { createCallerFactory } from "../trpc";
+
+/** Test fixtures for integration tests against a real PostgreSQL (each test file owns its data). */
+
+export async function truncateAll(db: Db): Promise<void> {
+  await db.$executeRawUnsafe(
+    `TRUNCATE audit_events, table_versions, proxies, binds, "_DirectorToPool", directors, pools, api_tokens, sessions, users CASCADE`,
+  );
+}
+
+export async function makeUser(db: Db, role: Role, password = "correct horse battery staple"): Promise<Actor & { password: string }> {
+  const id = newId("user");
+  const email = `${role}-${id.slice(-6)}@test.local`;
+  await db.user.create({
+    data: { id, email, name: role, role, passwordHash: await hashPassword(password) },
+  });
+  return {
+    kind: "user",
+    userId: id,
+    email,
+    name: role,
+    role,
+    tokenId: null,
+    label: email,
+    scopes: roleScopes[role],
+    password,
+  };
+}
+
+export async function makePool(db: Db, name: string, proxyCount: number) {
+  return createPool(db, { actorKind: "system", actorId: null, actorLabel: "test" }, {
+    name,
+    binds: [{ address: "203.0.113.10", proto: "tcp", portStart: 443 }],
+    proxies: Array.from({ length: proxyCount }, (_, i) => ({
+      address: `10.99.${name.length}.${i + 1}`,
+      hostname: `${name}-proxy-${i + 1}`,
+    })),
+  });
+}
+
+const createCaller = createCallerFactory(appRouter);
+
+export function callerFor(db: Db, actor: Actor | null) {
+  return createCaller({ db, actor });
+}

@@ -1,0 +1,40 @@
+import { z } from "zod";
+
+export const Role = z.enum(["viewer", "operator", "admin"]).describe("User role");
+export type Role = z.infer<typeof Role>;
+
+export const Scope = z
+  .enum(["read", "operate", "admin"])
+  .describe("read: view everything; operate: drain/fill/health; admin: fleet changes, tokens, users");
+export type Scope = z.infer<typeof Scope>;
+
+export const roleScopes: Record<Role, readonly Scope[]> = {
+  viewer: ["read"],
+  operator: ["read", "operate"],
+  admin: ["read", "operate", "admin"],
+};
+
+export const ApiTokenSummary = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    prefix: z.string().describe("First characters of the token, to recognise it"),
+    scopes: z.array(Scope),
+    createdBy: z.string().describe("Email of the user who created it"),
+    createdAt: z.string().datetime(),
+    expiresAt: z.string().datetime().nullable(),
+    lastUsedAt: z.string().datetime().nullable(),
+    revokedAt: z.string().datetime().nullable(),
+  })
+  .describe("An API token, without its secret");
+export type ApiTokenSummary = z.infer<typeof ApiTokenSummary>;
+
+export const Me = z.object({
+  id: z.string(),
+  email: z.string(),
+  name: z.string(),
+  role: Role,
+  scopes: z.array(Scope),
+  via: z.enum(["session", "token"]),
+});
+export type Me = z.infer<typeof Me>;

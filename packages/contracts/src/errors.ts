@@ -1,0 +1,38 @@
+/**
+ * The closed set of error codes every Tide API returns (dub habit). Each maps to one HTTP status;
+ * the message is for humans and says what is wrong and what to do.
+ */
+export const errorCodes = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  invalid_transition: 409,
+  invariant_violation: 409,
+  unprocessable: 422,
+  rate_limited: 429,
+  internal: 500,
+} as const;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+export class TideError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.name = "TideError";
+    this.code = code;
+    this.details = details;
+  }
+
+  get httpStatus(): number {
+    return errorCodes[this.code];
+  }
+}
+
+export function isTideError(e: unknown): e is TideError {
+  return e instanceof TideError;
+}

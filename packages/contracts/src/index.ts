@@ -1,0 +1,6 @@
+export * from "./ids";
+export * from "./errors";
+export * from "./fleet";
+export * from "./proxy-state-machine";
+export * from "./auth";
+export * from "./tables";

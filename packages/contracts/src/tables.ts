@@ -1,0 +1,107 @@
+import { z } from "zod";
+import { HashField, Proxy, ProxyState, TableVersionSummary } from "./fleet";
+import { PoolId, ProxyId, TableVersionId } from "./ids";
+
+export const VersionBackend = z
+  .object({
+    slot: z.number().int().describe("Index of the backend in the GLBD file (what rows refer to)"),
+    proxyId: z.string().describe("Proxy id"),
+    address: z.string().describe("Proxy IPv4 address"),
+    hostname: z.string(),
+    state: ProxyState,
+    healthy: z.boolean(),
+  })
+  .describe("A backend of a table version, as it was when the version was built");
+
+export const TableVersionDetail = TableVersionSummary.extend({
+  backends: z.array(VersionBackend),
+});
+
+export const TableRows = z.object({
+  primary: z.string().describe("base64 of 65,536 bytes: backend slot of each row's primary"),
+  secondary: z.string().describe("base64 of 65,536 bytes: backend slot of each row's secondary"),
+  backends: z.array(VersionBackend),
+});
+
+const Pair = z.object({ primary: z.string(), secondary: z.string() });
+const Share = z.object({
+  primary: z.number().int().describe("Rows where the proxy is primary (of 65,536)"),
+  secondary: z.number().int().describe("Rows where the proxy is secondary (of 65,536)"),
+});
+
+export const TableDiff = z
+  .object({
+    rowsPrimaryChanged: z.number().int().describe("Rows whose primary changed"),
+    rowsSecondaryChanged: z.number().int().describe("Rows whose secondary changed"),
+    rowsChanged: z.number().int().describe("Rows where either changed"),
+    sample: z
+      .array(z.object({ row: z.number().int(), before: Pair, after: Pair }))
+      .describe("The first changed rows (up to 500), by address"),
+    shares: z
+      .array(z.object({ address: z.string(), hostname: z.string(), before: Share, after: Share }))
+      .describe("Each proxy's share of primary and secondary, before and after"),
+  })
+  .describe("What changes between two forwarding tables");
+export type TableDiff = z.infer<typeof TableDiff>;
+
+export const TableDiffResult = z.object({
+  from: TableVersionSummary,
+  to: TableVersionSummary,
+  diff: TableDiff,
+});
+
+export const Port = z.coerce.number().int().min(0).max(65535);
+
+export const ExplainInput = z.object({
+  versionId: TableVersionId,
+  srcAddr: z.string().min(2).describe("Client (source) IPv4 or IPv6 address"),
+  srcPort: Port.optional().describe("Client source port"),
+  dstAddr: z.string().optional().describe("Destination (VIP) address"),
+  dstPort: Port.optional().describe("Destination port"),
+});
+
+const Hop = z.object({ address: z.string(), hostname: z.string(), proxyId: z.string() });
+export const FlowExplanation = z
+  .object({
+    row: z.number().int().describe("Table row (0..65535)"),
+    digest: z.string().describe("Flow hash digest, hex"),
+    primary: Hop,
+    secondary: Hop,
+    outerSourcePort: z.number().int().describe("UDP source port of the GUE packet"),
+    hashFields: z.array(HashField),
+  })
+  .describe("Where a flow goes: row, primary and secondary, outer source port");
+
+export const TransitionPreview = z.object({
+  allowed: z.boolean(),
+  refusal: z.object({ code: z.string(), message: z.string() }).nullable(),
+  proxy: Proxy,
+  from: ProxyState,
+  to: ProxyState.nullable(),
+  diff: TableDiff.nullable(),
+});
+
+export const TransitionResult = z.object({ proxy: Proxy, tableVersion: TableVersionSummary });
+
+export const AuditEntry = z
+  .object({
+    id: z.string(),
+    actor: z.string().describe("Who: user email or 'token NAME (email)'"),
+    actorKind: z.enum(["user", "token", "system"]),
+    action: z.string().describe("What, e.g. proxy.drain"),
+    targetType: z.string(),
+    targetId: z.string(),
+    poolId: z.string().nullable(),
+    before: z.unknown(),
+    after: z.unknown(),
+    reason: z.string(),
+    tableVersionId: z.string().nullable(),
+    createdAt: z.string().datetime(),
+  })
+  .describe("An audit event");
+
+export const Paged = <T extends z.ZodType>(item: T) =>
+  z.object({ items: z.array(item), nextCursor: z.string().nullable() });
+
+export const PoolIdInput = z.object({ poolId: PoolId });
+export const ProxyIdInput = z.object({ proxyId: ProxyId });
