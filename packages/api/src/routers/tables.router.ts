@@ -42,7 +42,7 @@ export const tablesRouter = router({
     .output(TableRows)
     .query(({ ctx, input }) => getVersionRows(ctx.db, input.versionId)),
   diff: readProcedure
-    .meta({ openapi: { method: "GET", path: "/tables/diff", tags: ["tables"], summary: "Diff two versions of a pool's table" } })
+    .meta({ openapi: { method: "GET", path: "/tables/{fromVersionId}/diff/{toVersionId}", tags: ["tables"], summary: "Diff two versions of a pool's table" } })
     .input(z.object({ fromVersionId: TableVersionId, toVersionId: TableVersionId }))
     .output(TableDiffResult)
     .query(({ ctx, input }) => diffVersions(ctx.db, input.fromVersionId, input.toVersionId)),

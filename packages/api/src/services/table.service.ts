@@ -187,19 +187,31 @@ export interface PoolTableDiff {
 const DIFF_SAMPLE_ROWS = 500;
 
 export function diffPoolTables(a: PoolTable, b: PoolTable): PoolTableDiff {
-  const d = diffTables(a.table, b.table, { sampleRows: DIFF_SAMPLE_ROWS });
+  const d = diffTables(a.table, b.table);
   const hostnames = new Map<string, string>();
   for (const be of [...a.backends, ...b.backends]) hostnames.set(be.address, be.hostname);
+  // Union of rows whose primary or secondary changed (both lists are ascending).
+  const changed = new Set<number>([...d.primaryChanged.rows, ...d.secondaryChanged.rows]);
+  const addr = (t: ForwardingTable, slot: number) => t.backends[slot]?.address ?? "?";
+  const sample = [...changed]
+    .sort((x, y) => x - y)
+    .slice(0, DIFF_SAMPLE_ROWS)
+    .map((row) => ({
+      row,
+      before: { primary: addr(a.table, a.table.primary[row]!), secondary: addr(a.table, a.table.secondary[row]!) },
+      after: { primary: addr(b.table, b.table.primary[row]!), secondary: addr(b.table, b.table.secondary[row]!) },
+    }));
+  const none = { primary: 0, secondary: 0 };
   return {
-    rowsPrimaryChanged: d.primaryChanged,
-    rowsSecondaryChanged: d.secondaryChanged,
-    rowsChanged: d.rowsChanged,
-    sample: d.sample,
-    shares: d.shares.map((s) => ({
+    rowsPrimaryChanged: d.primaryChanged.count,
+    rowsSecondaryChanged: d.secondaryChanged.count,
+    rowsChanged: changed.size,
+    sample,
+    shares: d.proxies.map((s) => ({
       address: s.address,
       hostname: hostnames.get(s.address) ?? "",
-      before: { primary: s.before.primary, secondary: s.before.secondary },
-      after: { primary: s.after.primary, secondary: s.after.secondary },
+      before: s.before ? { primary: s.before.primary, secondary: s.before.secondary } : none,
+      after: s.after ? { primary: s.after.primary, secondary: s.after.secondary } : none,
     })),
   };
 }

@@ -1,0 +1,162 @@
+import { createDb, type Db } from "@tide/db";
+import { decodeGlbd, tableContentHash } from "@tide/forwarding";
+import { createOpenApiFetchHandler } from "trpc-to-openapi";
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { createContext } from "../context";
+import { handleTableDownload } from "../http";
+import { openApiDocument } from "../openapi";
+import { callerFor, makePool, makeUser, truncateAll } from "../testing/fixtures";
+import { appRouter } from "./_app";
+
+let db: Db;
+
+beforeAll(() => {
+  db = createDb(inject("databaseUrl"), { max: 8 });
+});
+afterAll(async () => {
+  await db.$disconnect();
+});
+beforeEach(async () => {
+  await truncateAll(db);
+});
+
+/** Call the REST API exactly as the console's /api/v1 route handler does. */
+async function rest(method: string, path: string, opts: { token?: string; body?: unknown } = {}) {
+  const headers = new Headers({ "content-type": "application/json" });
+  if (opts.token) headers.set("authorization", `Bearer ${opts.token}`);
+  const req = new Request(`http://localhost/api/v1${path}`, {
+    method,
+    headers,
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+  });
+  const res = await createOpenApiFetchHandler({
+    endpoint: "/api/v1",
+    router: appRouter,
+    req,
+    createContext: () => createContext({ headers: req.headers, db }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : null };
+}
+
+async function tokens() {
+  const admin = await makeUser(db, "admin");
+  const api = callerFor(db, admin);
+  const make = async (scopes: ("read" | "operate" | "admin")[]) =>
+    (await api.tokens.create({ name: scopes.join("+"), scopes })).token;
+  return { admin, read: await make(["read"]), operate: await make(["read", "operate"]), all: await make(["read", "operate", "admin"]) };
+}
+
+describe("REST /api/v1 generated from the tRPC procedures", () => {
+  it("serves reads with a read token and refuses requests without one", async () => {
+    const t = await tokens();
+    const pool = await makePool(db, "web", 3);
+    const list = await rest("GET", "/pools", { token: t.read });
+    expect(list.status).toBe(200);
+    expect((list.body as unknown as { name: string }[]).map((p) => p.name)).toEqual(["web"]);
+    // Secrets never leave the server.
+    expect(JSON.stringify(list.body)).not.toMatch(/hashKey|seed/);
+    const detail = await rest("GET", `/pools/${pool.id}`, { token: t.read });
+    expect(detail.status).toBe(200);
+    expect(JSON.stringify(detail.body)).not.toMatch(/hashKey|"seed"/);
+
+    const anonymous = await rest("GET", "/pools");
+    expect(anonymous.status).toBe(401);
+    const garbage = await rest("GET", "/pools", { token: "tide_not-a-real-token" });
+    expect(garbage.status).toBe(401);
+  });
+
+  it("drains and fills through REST with an operate token; read-only tokens get 403 and nothing changes", async () => {
+    const t = await tokens();
+    const pool = await makePool(db, "web", 4);
+    const p = pool.proxies[0]!;
+    for (const action of ["drain", "fill", "activate", "deactivate"]) {
+      const refused = await rest("POST", `/proxies/${p.id}/${action}`, { token: t.read, body: {} });
+      expect(refused.status, action).toBe(403);
+      expect(String(refused.body?.message)).toMatch(/operate/);
+    }
+    expect(await db.tableVersion.count({ where: { poolId: pool.id } })).toBe(1);
+
+    const drained = await rest("POST", `/proxies/${p.id}/drain`, { token: t.operate, body: { reason: "rack move" } });
+    expect(drained.status).toBe(200);
+    expect(drained.body).toMatchObject({ proxy: { state: "draining" }, tableVersion: { version: 2, reason: "rack move" } });
+    expect((drained.body as { tableVersion: { actor: string } }).tableVersion.actor).toMatch(/^token read\+operate/);
+
+    const again = await rest("POST", `/proxies/${p.id}/drain`, { token: t.operate, body: {} });
+    expect(again.status).toBe(409);
+    expect((again.body as { data: { tideCode: string } }).data.tideCode).toBe("invalid_transition");
+    expect(String(again.body?.message)).toMatch(/draining/);
+
+    const bad = await rest("POST", `/proxies/${p.id}/transition`, { token: t.operate, body: { action: "explode" } });
+    expect(bad.status).toBe(400);
+
+    const versions = await rest("GET", `/pools/${pool.id}/tables`, { token: t.read });
+    const items = (versions.body as { items: { id: string; version: number }[] }).items;
+    expect(items.map((v) => v.version)).toEqual([2, 1]);
+    const diff = await rest("GET", `/tables/${items[1]!.id}/diff/${items[0]!.id}`, { token: t.read });
+    expect(diff.status).toBe(200);
+    expect((diff.body as { diff: { rowsPrimaryChanged: number } }).diff.rowsPrimaryChanged).toBeGreaterThan(0);
+    const explain = await rest("GET", `/tables/${items[0]!.id}/explain?srcAddr=198.51.100.9&srcPort=40000`, { token: t.read });
+    expect(explain.status).toBe(200);
+    expect((explain.body as { primary: { address: string } }).primary.address).not.toBe(p.address);
+  });
+
+  it("downloads a version as the exact GLBD bytes, with its hash", async () => {
+    const t = await tokens();
+    const pool = await makePool(db, "web", 3);
+    const res = await handleTableDownload({
+      headers: new Headers({ authorization: `Bearer ${t.read}` }),
+      poolId: pool.id,
+      version: "1",
+      db,
+    });
+    expect(res.status).toBe(200);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    expect(res.headers.get("x-tide-content-hash")).toBe(tableContentHash(bytes));
+    expect(tableContentHash(bytes)).toBe(pool.currentVersion!.contentHash);
+    expect(decodeGlbd(bytes)[0]!.backends.map((b) => b.address)).toEqual(pool.proxies.map((x) => x.address));
+    const anonymous = await handleTableDownload({ headers: new Headers(), poolId: pool.id, version: "1", db });
+    expect(anonymous.status).toBe(401);
+    const missing = await handleTableDownload({ headers: new Headers({ authorization: `Bearer ${t.read}` }), poolId: pool.id, version: "9", db });
+    expect(missing.status).toBe(404);
+  });
+
+  it("shows a token once, stores only its hash, and stops accepting it once revoked", async () => {
+    const admin = await makeUser(db, "admin");
+    const api = callerFor(db, admin);
+    const created = await api.tokens.create({ name: "runbook", scopes: ["read"] });
+    expect(created.token).toMatch(/^tide_/);
+    const row = await db.apiToken.findUniqueOrThrow({ where: { id: created.summary.id } });
+    expect(row.tokenHash).not.toContain(created.token);
+    expect(JSON.stringify(await api.tokens.list())).not.toContain(created.token);
+    expect((await rest("GET", "/pools", { token: created.token })).status).toBe(200);
+    await api.tokens.revoke({ tokenId: created.summary.id });
+    expect((await rest("GET", "/pools", { token: created.token })).status).toBe(401);
+
+    const limited = await callerFor(db, { ...admin, scopes: ["read", "admin"] })
+      .tokens.create({ name: "y", scopes: ["operate"] })
+      .catch((e: Error) => e.message);
+    expect(limited).toMatch(/cannot grant/);
+  });
+
+  it("publishes an OpenAPI document covering the runbook endpoints", () => {
+    const doc = openApiDocument();
+    const paths = Object.keys(doc.paths ?? {});
+    for (const p of [
+      "/pools",
+      "/proxies",
+      "/directors",
+      "/proxies/{proxyId}/drain",
+      "/proxies/{proxyId}/fill",
+      "/proxies/{proxyId}/activate",
+      "/proxies/{proxyId}/deactivate",
+      "/pools/{poolId}/tables",
+      "/pools/{poolId}/tables/current",
+      "/tables/{fromVersionId}/diff/{toVersionId}",
+      "/tables/{versionId}/explain",
+      "/pools/{poolId}/tables/{version}/glbd",
+    ]) {
+      expect(paths, p).toContain(p);
+    }
+  });
+});
