@@ -2,10 +2,7 @@ import { z } from "zod";
 
 /** Server configuration for the API layer, parsed once. */
 const schema = z.object({
-  DATABASE_URL: z
-    .string()
-    .url()
-    .describe("PostgreSQL URL; `npm run up` points it at the embedded cluster"),
+  DATABASE_URL: z.string().url().describe("PostgreSQL URL; `npm run up` points it at the embedded cluster"),
   TIDE_SESSION_HOURS: z.coerce.number().int().min(1).max(720).default(12),
 });
 

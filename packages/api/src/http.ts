@@ -37,7 +37,8 @@ export async function handleTableDownload(opts: {
   try {
     const actor = await resolveActor(db, opts.headers);
     if (!actor) return errorResponse(401, "unauthorized", "Sign in, or send 'Authorization: Bearer tide_…'.");
-    if (!actor.scopes.includes("read")) return errorResponse(403, "forbidden", "This needs the 'read' scope.");
+    if (!actor.scopes.includes("read"))
+      return errorResponse(403, "forbidden", "This needs the 'read' scope.");
     const version = Number(opts.version);
     if (!Number.isInteger(version) || version < 1) {
       return errorResponse(400, "bad_request", `Version must be a positive integer, got "${opts.version}".`);

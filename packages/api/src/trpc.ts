@@ -1,4 +1,4 @@
-import { errorCodes, isTideError, type Scope } from "@tide/contracts";
+import { type errorCodes, isTideError, type Scope } from "@tide/contracts";
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import type { OpenApiMeta } from "trpc-to-openapi";

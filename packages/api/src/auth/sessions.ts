@@ -7,8 +7,7 @@ import { digestSecret, randomSecret, verifyPassword } from "./secrets";
 export const SESSION_COOKIE = "tide_session";
 
 /** A fixed hash to verify against when the user does not exist, so timing does not reveal emails. */
-const DUMMY_HASH =
-  "scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+const DUMMY_HASH = "scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
 
 export async function signIn(
   db: Db,

@@ -58,11 +58,9 @@ export async function createToken(
 ): Promise<{ token: string; summary: ApiTokenSummary }> {
   const missing = input.scopes.filter((s) => !actor.scopes.includes(s));
   if (missing.length > 0) {
-    throw new TideError(
-      "forbidden",
-      `You cannot grant scope(s) you do not hold: ${missing.join(", ")}.`,
-      { missing },
-    );
+    throw new TideError("forbidden", `You cannot grant scope(s) you do not hold: ${missing.join(", ")}.`, {
+      missing,
+    });
   }
   const token = `${TOKEN_PREFIX}${randomSecret()}`;
   const expiresAt =
@@ -94,7 +92,10 @@ export async function revokeToken(db: Db, actor: Actor, tokenId: string): Promis
   const existing = await db.apiToken.findUnique({ where: { id: tokenId }, select: tokenSummarySelect });
   if (!existing) throw new TideError("not_found", `Token ${tokenId} does not exist.`);
   if (existing.revokedAt) {
-    throw new TideError("conflict", `Token ${tokenId} was already revoked at ${existing.revokedAt.toISOString()}.`);
+    throw new TideError(
+      "conflict",
+      `Token ${tokenId} was already revoked at ${existing.revokedAt.toISOString()}.`,
+    );
   }
   const row = await db.apiToken.update({
     where: { id: tokenId },

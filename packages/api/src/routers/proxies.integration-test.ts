@@ -24,7 +24,11 @@ function tideCode(e: unknown): string | undefined {
 
 async function snapshot(poolId: string) {
   const [proxies, versions, audit] = await Promise.all([
-    db.proxy.findMany({ where: { poolId }, orderBy: { slot: "asc" }, select: { id: true, state: true, healthy: true } }),
+    db.proxy.findMany({
+      where: { poolId },
+      orderBy: { slot: "asc" },
+      select: { id: true, state: true, healthy: true },
+    }),
     db.tableVersion.count({ where: { poolId } }),
     db.auditEvent.count({ where: { poolId } }),
   ]);
@@ -43,14 +47,21 @@ describe("proxy drain/fill through tRPC against PostgreSQL", () => {
     expect(preview.to).toBe("draining");
     expect(preview.diff!.rowsPrimaryChanged).toBeGreaterThan(0);
 
-    const result = await api.proxies.transition({ proxyId: target.id, action: "drain", reason: "kernel upgrade" });
+    const result = await api.proxies.transition({
+      proxyId: target.id,
+      action: "drain",
+      reason: "kernel upgrade",
+    });
     expect(result.proxy.state).toBe("draining");
     expect(result.tableVersion.version).toBe(2);
     expect(result.tableVersion.actor).toBe(operator.email);
     expect(result.tableVersion.reason).toBe("kernel upgrade");
 
     // The preview's diff is exactly what was applied.
-    const diff = await api.tables.diff({ fromVersionId: pool.currentVersion!.id, toVersionId: result.tableVersion.id });
+    const diff = await api.tables.diff({
+      fromVersionId: pool.currentVersion!.id,
+      toVersionId: result.tableVersion.id,
+    });
     expect(diff.diff.rowsPrimaryChanged).toBe(preview.diff!.rowsPrimaryChanged);
     expect(diff.diff.rowsSecondaryChanged).toBe(preview.diff!.rowsSecondaryChanged);
     const share = diff.diff.shares.find((s) => s.address === target.address)!;
@@ -60,7 +71,9 @@ describe("proxy drain/fill through tRPC against PostgreSQL", () => {
     // The stored bytes decode, and the old version is untouched.
     const v1 = await db.tableVersion.findUniqueOrThrow({ where: { id: pool.currentVersion!.id } });
     expect(v1.contentHash).toBe(pool.currentVersion!.contentHash);
-    const [decoded] = decodeGlbd((await db.tableVersion.findUniqueOrThrow({ where: { id: result.tableVersion.id } })).content);
+    const [decoded] = decodeGlbd(
+      (await db.tableVersion.findUniqueOrThrow({ where: { id: result.tableVersion.id } })).content,
+    );
     expect(decoded).toBeDefined();
 
     const audit = await api.audit.list({ poolId: pool.id, limit: 10 });
@@ -89,7 +102,9 @@ describe("proxy drain/fill through tRPC against PostgreSQL", () => {
     }
     // Two of three: keep at least two eligible.
     const two = await makePool(db, "pair", 2);
-    const err = await api.proxies.transition({ proxyId: two.proxies[0]!.id, action: "drain" }).catch((e: unknown) => e);
+    const err = await api.proxies
+      .transition({ proxyId: two.proxies[0]!.id, action: "drain" })
+      .catch((e: unknown) => e);
     expect(tideCode(err)).toBe("invariant_violation");
     expect(await snapshot(pool.id)).toEqual(before);
     expect((await snapshot(two.id)).versions).toBe(1);
@@ -124,7 +139,10 @@ describe("proxy drain/fill through tRPC against PostgreSQL", () => {
       api.proxies.transition({ proxyId: target.id, action: "drain" }),
     ]);
     expect(same.filter((r) => r.status === "fulfilled")).toHaveLength(1);
-    const versions = await db.tableVersion.findMany({ where: { poolId: pool.id }, select: { version: true } });
+    const versions = await db.tableVersion.findMany({
+      where: { poolId: pool.id },
+      select: { version: true },
+    });
     const numbers = versions.map((v) => v.version).sort((x, y) => x - y);
     expect(numbers).toEqual(numbers.map((_, i) => i + 1)); // no gaps, no duplicates
   });
@@ -175,7 +193,10 @@ describe("proxy drain/fill through tRPC against PostgreSQL", () => {
     expect(tideCode(err)).toBe("invalid_transition");
     const filled = await api.proxies.fill({ proxyId: added.id });
     expect(filled.proxy.state).toBe("filling");
-    const diff = await api.tables.diff({ fromVersionId: pool.currentVersion!.id, toVersionId: filled.tableVersion.id });
+    const diff = await api.tables.diff({
+      fromVersionId: pool.currentVersion!.id,
+      toVersionId: filled.tableVersion.id,
+    });
     expect(diff.diff.shares.find((s) => s.address === "10.50.0.9")!.after.primary).toBeGreaterThan(0);
     await api.proxies.deactivate({ proxyId: added.id }); // abort fill
     const removed = await api.proxies.remove({ proxyId: added.id, reason: "wrong rack" });
@@ -200,7 +221,9 @@ describe("proxy drain/fill through tRPC against PostgreSQL", () => {
       expect(e.primary.address).toBe(rows.backends[slot]!.address);
       expect(e.outerSourcePort).toBeGreaterThanOrEqual(0x8000);
     }
-    const bad = await api.tables.explain({ versionId: res.tableVersion.id, srcAddr: "not-an-ip" }).catch((e: unknown) => e);
+    const bad = await api.tables
+      .explain({ versionId: res.tableVersion.id, srcAddr: "not-an-ip" })
+      .catch((e: unknown) => e);
     expect(tideCode(bad)).toBe("bad_request");
   });
 });

@@ -46,7 +46,14 @@ export const proxiesRouter = router({
     .output(TransitionPreview)
     .query(({ ctx, input }) => previewTransition(ctx.db, input)),
   transition: operateProcedure
-    .meta({ openapi: { method: "POST", path: "/proxies/{proxyId}/transition", tags: ["proxies"], summary: "Apply an action to a proxy" } })
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/proxies/{proxyId}/transition",
+        tags: ["proxies"],
+        summary: "Apply an action to a proxy",
+      },
+    })
     .input(z.object({ proxyId: ProxyId, action: ProxyAction, reason: Reason }))
     .output(TransitionResult)
     .mutation(({ ctx, input }) => transitionProxy(ctx.db, ctx.actor, input)),
@@ -55,17 +62,38 @@ export const proxiesRouter = router({
   fill: actionProcedure("fill"),
   activate: actionProcedure("activate"),
   setHealth: operateProcedure
-    .meta({ openapi: { method: "POST", path: "/proxies/{proxyId}/health", tags: ["proxies"], summary: "Record a health change (soft drain when down)" } })
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/proxies/{proxyId}/health",
+        tags: ["proxies"],
+        summary: "Record a health change (soft drain when down)",
+      },
+    })
     .input(z.object({ proxyId: ProxyId, healthy: z.boolean(), reason: z.string().min(1).max(500) }))
     .output(TransitionResult)
     .mutation(({ ctx, input }) => setProxyHealth(ctx.db, ctx.actor, input)),
   create: adminProcedure
-    .meta({ openapi: { method: "POST", path: "/pools/{poolId}/proxies", tags: ["proxies"], summary: "Add a proxy (starts inactive)" } })
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/pools/{poolId}/proxies",
+        tags: ["proxies"],
+        summary: "Add a proxy (starts inactive)",
+      },
+    })
     .input(z.object({ poolId: PoolId, address: z.string(), hostname: z.string() }))
     .output(Proxy)
     .mutation(({ ctx, input }) => createProxy(ctx.db, ctx.actor, input)),
   remove: adminProcedure
-    .meta({ openapi: { method: "DELETE", path: "/proxies/{proxyId}", tags: ["proxies"], summary: "Remove an inactive proxy" } })
+    .meta({
+      openapi: {
+        method: "DELETE",
+        path: "/proxies/{proxyId}",
+        tags: ["proxies"],
+        summary: "Remove an inactive proxy",
+      },
+    })
     .input(ProxyIdInput.extend({ reason: Reason }))
     .output(z.object({ removed: Proxy }))
     .mutation(({ ctx, input }) => removeProxy(ctx.db, ctx.actor, input)),

@@ -44,7 +44,12 @@ async function tokens() {
   const api = callerFor(db, admin);
   const make = async (scopes: ("read" | "operate" | "admin")[]) =>
     (await api.tokens.create({ name: scopes.join("+"), scopes })).token;
-  return { admin, read: await make(["read"]), operate: await make(["read", "operate"]), all: await make(["read", "operate", "admin"]) };
+  return {
+    admin,
+    read: await make(["read"]),
+    operate: await make(["read", "operate"]),
+    all: await make(["read", "operate", "admin"]),
+  };
 }
 
 describe("REST /api/v1 generated from the tRPC procedures", () => {
@@ -77,17 +82,28 @@ describe("REST /api/v1 generated from the tRPC procedures", () => {
     }
     expect(await db.tableVersion.count({ where: { poolId: pool.id } })).toBe(1);
 
-    const drained = await rest("POST", `/proxies/${p.id}/drain`, { token: t.operate, body: { reason: "rack move" } });
+    const drained = await rest("POST", `/proxies/${p.id}/drain`, {
+      token: t.operate,
+      body: { reason: "rack move" },
+    });
     expect(drained.status).toBe(200);
-    expect(drained.body).toMatchObject({ proxy: { state: "draining" }, tableVersion: { version: 2, reason: "rack move" } });
-    expect((drained.body as { tableVersion: { actor: string } }).tableVersion.actor).toMatch(/^token read\+operate/);
+    expect(drained.body).toMatchObject({
+      proxy: { state: "draining" },
+      tableVersion: { version: 2, reason: "rack move" },
+    });
+    expect((drained.body as { tableVersion: { actor: string } }).tableVersion.actor).toMatch(
+      /^token read\+operate/,
+    );
 
     const again = await rest("POST", `/proxies/${p.id}/drain`, { token: t.operate, body: {} });
     expect(again.status).toBe(409);
     expect((again.body as { data: { tideCode: string } }).data.tideCode).toBe("invalid_transition");
     expect(String(again.body?.message)).toMatch(/draining/);
 
-    const bad = await rest("POST", `/proxies/${p.id}/transition`, { token: t.operate, body: { action: "explode" } });
+    const bad = await rest("POST", `/proxies/${p.id}/transition`, {
+      token: t.operate,
+      body: { action: "explode" },
+    });
     expect(bad.status).toBe(400);
 
     const versions = await rest("GET", `/pools/${pool.id}/tables`, { token: t.read });
@@ -95,8 +111,12 @@ describe("REST /api/v1 generated from the tRPC procedures", () => {
     expect(items.map((v) => v.version)).toEqual([2, 1]);
     const diff = await rest("GET", `/tables/${items[1]!.id}/diff/${items[0]!.id}`, { token: t.read });
     expect(diff.status).toBe(200);
-    expect((diff.body as { diff: { rowsPrimaryChanged: number } }).diff.rowsPrimaryChanged).toBeGreaterThan(0);
-    const explain = await rest("GET", `/tables/${items[0]!.id}/explain?srcAddr=198.51.100.9&srcPort=40000`, { token: t.read });
+    expect((diff.body as { diff: { rowsPrimaryChanged: number } }).diff.rowsPrimaryChanged).toBeGreaterThan(
+      0,
+    );
+    const explain = await rest("GET", `/tables/${items[0]!.id}/explain?srcAddr=198.51.100.9&srcPort=40000`, {
+      token: t.read,
+    });
     expect(explain.status).toBe(200);
     expect((explain.body as { primary: { address: string } }).primary.address).not.toBe(p.address);
   });
@@ -115,9 +135,19 @@ describe("REST /api/v1 generated from the tRPC procedures", () => {
     expect(res.headers.get("x-tide-content-hash")).toBe(tableContentHash(bytes));
     expect(tableContentHash(bytes)).toBe(pool.currentVersion!.contentHash);
     expect(decodeGlbd(bytes)[0]!.backends.map((b) => b.address)).toEqual(pool.proxies.map((x) => x.address));
-    const anonymous = await handleTableDownload({ headers: new Headers(), poolId: pool.id, version: "1", db });
+    const anonymous = await handleTableDownload({
+      headers: new Headers(),
+      poolId: pool.id,
+      version: "1",
+      db,
+    });
     expect(anonymous.status).toBe(401);
-    const missing = await handleTableDownload({ headers: new Headers({ authorization: `Bearer ${t.read}` }), poolId: pool.id, version: "9", db });
+    const missing = await handleTableDownload({
+      headers: new Headers({ authorization: `Bearer ${t.read}` }),
+      poolId: pool.id,
+      version: "9",
+      db,
+    });
     expect(missing.status).toBe(404);
   });
 

@@ -5,12 +5,26 @@ import { adminProcedure, router } from "../trpc";
 
 export const tokensRouter = router({
   list: adminProcedure
-    .meta({ openapi: { method: "GET", path: "/tokens", tags: ["tokens"], summary: "List API tokens (never their secrets)" } })
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/tokens",
+        tags: ["tokens"],
+        summary: "List API tokens (never their secrets)",
+      },
+    })
     .input(z.void())
     .output(z.array(ApiTokenSummary))
     .query(({ ctx }) => listTokens(ctx.db)),
   create: adminProcedure
-    .meta({ openapi: { method: "POST", path: "/tokens", tags: ["tokens"], summary: "Create an API token (shown once)" } })
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/tokens",
+        tags: ["tokens"],
+        summary: "Create an API token (shown once)",
+      },
+    })
     .input(
       z.object({
         name: z.string().trim().min(1).max(80),
@@ -21,7 +35,14 @@ export const tokensRouter = router({
     .output(z.object({ token: z.string().describe("The secret, shown only now"), summary: ApiTokenSummary }))
     .mutation(({ ctx, input }) => createToken(ctx.db, ctx.actor, input)),
   revoke: adminProcedure
-    .meta({ openapi: { method: "POST", path: "/tokens/{tokenId}/revoke", tags: ["tokens"], summary: "Revoke an API token" } })
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/tokens/{tokenId}/revoke",
+        tags: ["tokens"],
+        summary: "Revoke an API token",
+      },
+    })
     .input(z.object({ tokenId: TokenId }))
     .output(ApiTokenSummary)
     .mutation(({ ctx, input }) => revokeToken(ctx.db, ctx.actor, input.tokenId)),

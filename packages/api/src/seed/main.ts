@@ -22,18 +22,20 @@ async function main() {
     const credentialsFile = path.join(seedEnv.TIDE_DATA_DIR, "admin-credentials");
     if (admin.created && admin.password) {
       mkdirSync(seedEnv.TIDE_DATA_DIR, { recursive: true });
-      writeFileSync(
-        credentialsFile,
-        `email=${seedEnv.TIDE_ADMIN_EMAIL}\npassword=${admin.password}\n`,
-        { mode: 0o600 },
-      );
+      writeFileSync(credentialsFile, `email=${seedEnv.TIDE_ADMIN_EMAIL}\npassword=${admin.password}\n`, {
+        mode: 0o600,
+      });
       console.log(`seed: created admin ${seedEnv.TIDE_ADMIN_EMAIL}; credentials in ${credentialsFile}`);
     } else {
-      console.log(`seed: admin ${seedEnv.TIDE_ADMIN_EMAIL} exists (credentials were written to ${credentialsFile})`);
+      console.log(
+        `seed: admin ${seedEnv.TIDE_ADMIN_EMAIL} exists (credentials were written to ${credentialsFile})`,
+      );
     }
     if (seedEnv.TIDE_SEED_DEMO === "1") {
       const created = await seedDemoFleet(db);
-      console.log(created.length ? `seed: created demo pools ${created.join(", ")}` : "seed: demo fleet exists");
+      console.log(
+        created.length ? `seed: created demo pools ${created.join(", ")}` : "seed: demo fleet exists",
+      );
     }
   } finally {
     await db.$disconnect();

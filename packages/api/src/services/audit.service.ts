@@ -61,7 +61,12 @@ export interface AuditEntry {
 /** Newest first, keyset-paged by (createdAt, id). */
 export async function listAudit(
   db: Db,
-  input: { poolId?: string | undefined; targetId?: string | undefined; limit: number; cursor?: string | undefined },
+  input: {
+    poolId?: string | undefined;
+    targetId?: string | undefined;
+    limit: number;
+    cursor?: string | undefined;
+  },
 ): Promise<{ items: AuditEntry[]; nextCursor: string | null }> {
   const where: Prisma.AuditEventWhereInput = {};
   if (input.poolId) where.poolId = input.poolId;

@@ -60,7 +60,14 @@ type PoolWithRelations = {
   name: string;
   description: string;
   hashFields: string[];
-  binds: { id: string; address: string; prefixBits: number; proto: "tcp" | "udp"; portStart: number; portEnd: number }[];
+  binds: {
+    id: string;
+    address: string;
+    prefixBits: number;
+    proto: "tcp" | "udp";
+    portStart: number;
+    portEnd: number;
+  }[];
   proxies: ProxyRow[];
   directors: { id: string; hostname: string }[];
   tableVersions: TableVersionSummaryRow[];

@@ -28,15 +28,24 @@ export interface NewPoolInput {
 export function parseBind(b: BindInput) {
   const [addr, prefixText] = b.address.split("/");
   const family = isIP(addr ?? "");
-  if (!addr || family === 0) throw new TideError("bad_request", `Bind address "${b.address}" is not an IP address or CIDR.`);
+  if (!addr || family === 0)
+    throw new TideError("bad_request", `Bind address "${b.address}" is not an IP address or CIDR.`);
   const max = family === 4 ? 32 : 128;
   const prefixBits = prefixText === undefined ? max : Number(prefixText);
-  if (!Number.isInteger(prefixBits) || prefixBits < 0 || prefixBits > max || (prefixText !== undefined && !/^\d+$/.test(prefixText))) {
+  if (
+    !Number.isInteger(prefixBits) ||
+    prefixBits < 0 ||
+    prefixBits > max ||
+    (prefixText !== undefined && !/^\d+$/.test(prefixText))
+  ) {
     throw new TideError("bad_request", `Bind "${b.address}": prefix must be 0..${max}.`);
   }
   const portEnd = b.portEnd ?? b.portStart;
   if (!Number.isInteger(b.portStart) || b.portStart < 0 || portEnd > 65535 || portEnd < b.portStart) {
-    throw new TideError("bad_request", `Bind "${b.address}": port range ${b.portStart}-${portEnd} is invalid.`);
+    throw new TideError(
+      "bad_request",
+      `Bind "${b.address}": port range ${b.portStart}-${portEnd} is invalid.`,
+    );
   }
   const address = prefixBits === max ? addr : `${addr}/${prefixBits}`;
   return { address, prefixBits, proto: b.proto, portStart: b.portStart, portEnd };
@@ -49,7 +58,10 @@ export async function createPool(
   input: NewPoolInput,
 ): Promise<PoolDetail> {
   if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(input.name)) {
-    throw new TideError("bad_request", `Pool name "${input.name}" must be lower-case letters, digits and dashes.`);
+    throw new TideError(
+      "bad_request",
+      `Pool name "${input.name}" must be lower-case letters, digits and dashes.`,
+    );
   }
   if (input.binds.length === 0) throw new TideError("bad_request", "A pool needs at least one bind.");
   if (input.binds.length > 256 || input.proxies.length > 256) {
@@ -57,7 +69,8 @@ export async function createPool(
   }
   const binds = input.binds.map(parseBind);
   for (const p of input.proxies) {
-    if (isIP(p.address) !== 4) throw new TideError("bad_request", `Proxy address "${p.address}" must be IPv4.`);
+    if (isIP(p.address) !== 4)
+      throw new TideError("bad_request", `Proxy address "${p.address}" must be IPv4.`);
   }
   const ref = "kind" in actor ? actorRef(actor) : actor;
   const poolId = newId("pool");
@@ -98,7 +111,11 @@ export async function createPool(
         targetType: "pool",
         targetId: poolId,
         poolId,
-        after: { name: input.name, binds: binds.map((b) => `${b.proto}/${b.address}:${b.portStart}-${b.portEnd}`), proxies: input.proxies.length },
+        after: {
+          name: input.name,
+          binds: binds.map((b) => `${b.proto}/${b.address}:${b.portStart}-${b.portEnd}`),
+          proxies: input.proxies.length,
+        },
         tableVersionId: version.id,
       });
     });

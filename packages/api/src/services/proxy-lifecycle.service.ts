@@ -17,7 +17,10 @@ export async function createProxy(
   input: { poolId: string; address: string; hostname: string },
 ): Promise<Proxy> {
   if (!IPV4.test(input.address)) {
-    throw new TideError("bad_request", `Proxy address must be an IPv4 address (outer GUE header), got "${input.address}".`);
+    throw new TideError(
+      "bad_request",
+      `Proxy address must be an IPv4 address (outer GUE header), got "${input.address}".`,
+    );
   }
   if (!HOSTNAME.test(input.hostname)) {
     throw new TideError("bad_request", `"${input.hostname}" is not a valid host name.`);
@@ -29,7 +32,10 @@ export async function createProxy(
       throw new TideError("conflict", `Pool ${input.poolId} already has a proxy at ${input.address}.`);
     }
     if (proxies.length >= 256) {
-      throw new TideError("unprocessable", "A pool holds at most 256 proxies (the GLBD table format's limit).");
+      throw new TideError(
+        "unprocessable",
+        "A pool holds at most 256 proxies (the GLBD table format's limit).",
+      );
     }
     const id = newId("proxy");
     const candidate = { id, address: input.address, hostname: input.hostname, state: "inactive" as const };
@@ -37,7 +43,14 @@ export async function createProxy(
     if (violation) throw violation;
     const slot = proxies.reduce((m, p) => Math.max(m, p.slot + 1), 0);
     const created = await tx.proxy.create({
-      data: { id, poolId: input.poolId, address: input.address, hostname: input.hostname, state: "inactive", slot },
+      data: {
+        id,
+        poolId: input.poolId,
+        address: input.address,
+        hostname: input.hostname,
+        state: "inactive",
+        slot,
+      },
       select: proxySelect,
     });
     await recordAudit(tx, {
@@ -106,7 +119,10 @@ export async function setProxyHealth(
     const before = proxies.find((p) => p.id === input.proxyId);
     if (!before) throw new TideError("not_found", `Proxy ${input.proxyId} does not exist.`);
     if (before.healthy === input.healthy) {
-      throw new TideError("conflict", `Proxy ${before.id} is already ${input.healthy ? "healthy" : "unhealthy"}.`);
+      throw new TideError(
+        "conflict",
+        `Proxy ${before.id} is already ${input.healthy ? "healthy" : "unhealthy"}.`,
+      );
     }
     const updated = await tx.proxy.update({
       where: { id: before.id },

@@ -14,7 +14,10 @@ describe("proxy state machine", () => {
     for (const from of states) {
       for (const action of actions) {
         // Four active neighbours so pool invariants never interfere with this table.
-        const proxies = [...pool("active", "active", "active", "active"), { id: "prx_x", address: "10.0.1.1", hostname: "x", state: from }];
+        const proxies = [
+          ...pool("active", "active", "active", "active"),
+          { id: "prx_x", address: "10.0.1.1", hostname: "x", state: from },
+        ];
         const plan = planTransition(proxies, "prx_x", action);
         const expected = proxyTransitions.find((t) => t.from === from && t.action === action);
         if (expected) {

@@ -15,8 +15,7 @@ export interface PlannedProxy {
 }
 
 export type Plan<P extends PlannedProxy> =
-  | { ok: true; from: ProxyState; to: ProxyState; next: P[] }
-  | { ok: false; error: TideError };
+  { ok: true; from: ProxyState; to: ProxyState; next: P[] } | { ok: false; error: TideError };
 
 function describe(p: PlannedProxy): string {
   return `${p.id} (${p.hostname}, ${p.address})`;

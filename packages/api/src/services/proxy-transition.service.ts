@@ -1,10 +1,22 @@
-import { TideError, type Proxy, type ProxyAction, type ProxyState, type TableVersionSummary } from "@tide/contracts";
+import {
+  TideError,
+  type Proxy,
+  type ProxyAction,
+  type ProxyState,
+  type TableVersionSummary,
+} from "@tide/contracts";
 import { proxySelect, type Db } from "@tide/db";
 import { actorRef, type Actor } from "../auth/actor";
 import { recordAudit } from "./audit.service";
 import { toProxy, toVersionSummary } from "./fleet.service";
 import { planTransition } from "./proxy-transition.plan";
-import { buildPoolTable, currentTableOf, diffPoolTables, insertTableVersion, type PoolTableDiff } from "./table.service";
+import {
+  buildPoolTable,
+  currentTableOf,
+  diffPoolTables,
+  insertTableVersion,
+  type PoolTableDiff,
+} from "./table.service";
 import { lockPool, TRANSACTION_OPTIONS } from "./pool-lock";
 
 export interface TransitionPreview {
@@ -72,7 +84,11 @@ export async function transitionProxy(
   const { poolId } = await proxyOrThrow(db, input.proxyId);
   return db.$transaction(async (tx) => {
     await lockPool(tx, poolId);
-    const proxies = await tx.proxy.findMany({ where: { poolId }, select: proxySelect, orderBy: { slot: "asc" } });
+    const proxies = await tx.proxy.findMany({
+      where: { poolId },
+      select: proxySelect,
+      orderBy: { slot: "asc" },
+    });
     const plan = planTransition(proxies, input.proxyId, input.action);
     if (!plan.ok) throw plan.error;
     const before = proxies.find((p) => p.id === input.proxyId)!;

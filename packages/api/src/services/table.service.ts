@@ -1,5 +1,5 @@
 import { newId, TideError, type HashField, type ProxyState, type TableVersionSummary } from "@tide/contracts";
-import { Prisma, tableVersionSummarySelect, type Db } from "@tide/db";
+import { type Prisma, tableVersionSummarySelect, type Db } from "@tide/db";
 import {
   decodeGlbd,
   diffTables,
@@ -198,8 +198,14 @@ export function diffPoolTables(a: PoolTable, b: PoolTable): PoolTableDiff {
     .slice(0, DIFF_SAMPLE_ROWS)
     .map((row) => ({
       row,
-      before: { primary: addr(a.table, a.table.primary[row]!), secondary: addr(a.table, a.table.secondary[row]!) },
-      after: { primary: addr(b.table, b.table.primary[row]!), secondary: addr(b.table, b.table.secondary[row]!) },
+      before: {
+        primary: addr(a.table, a.table.primary[row]!),
+        secondary: addr(a.table, a.table.secondary[row]!),
+      },
+      after: {
+        primary: addr(b.table, b.table.primary[row]!),
+        secondary: addr(b.table, b.table.secondary[row]!),
+      },
     }));
   const none = { primary: 0, secondary: 0 };
   return {
@@ -230,7 +236,13 @@ export async function diffVersions(db: Db, fromVersionId: string, toVersionId: s
 
 export async function explainInVersion(
   db: Db,
-  input: { versionId: string; srcAddr: string; srcPort?: number | undefined; dstAddr?: string | undefined; dstPort?: number | undefined },
+  input: {
+    versionId: string;
+    srcAddr: string;
+    srcPort?: number | undefined;
+    dstAddr?: string | undefined;
+    dstPort?: number | undefined;
+  },
 ) {
   const row = await versionOrThrow(db, input.versionId);
   const pool = await db.pool.findUniqueOrThrow({ where: { id: row.poolId }, select: { hashFields: true } });

@@ -14,7 +14,11 @@ export async function truncateAll(db: Db): Promise<void> {
   );
 }
 
-export async function makeUser(db: Db, role: Role, password = "correct horse battery staple"): Promise<Actor & { password: string }> {
+export async function makeUser(
+  db: Db,
+  role: Role,
+  password = "correct horse battery staple",
+): Promise<Actor & { password: string }> {
   const id = newId("user");
   const email = `${role}-${id.slice(-6)}@test.local`;
   await db.user.create({
@@ -34,14 +38,18 @@ export async function makeUser(db: Db, role: Role, password = "correct horse bat
 }
 
 export async function makePool(db: Db, name: string, proxyCount: number) {
-  return createPool(db, { actorKind: "system", actorId: null, actorLabel: "test" }, {
-    name,
-    binds: [{ address: "203.0.113.10", proto: "tcp", portStart: 443 }],
-    proxies: Array.from({ length: proxyCount }, (_, i) => ({
-      address: `10.99.${name.length}.${i + 1}`,
-      hostname: `${name}-proxy-${i + 1}`,
-    })),
-  });
+  return createPool(
+    db,
+    { actorKind: "system", actorId: null, actorLabel: "test" },
+    {
+      name,
+      binds: [{ address: "203.0.113.10", proto: "tcp", portStart: 443 }],
+      proxies: Array.from({ length: proxyCount }, (_, i) => ({
+        address: `10.99.${name.length}.${i + 1}`,
+        hostname: `${name}-proxy-${i + 1}`,
+      })),
+    },
+  );
 }
 
 const createCaller = createCallerFactory(appRouter);
