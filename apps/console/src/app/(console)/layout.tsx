@@ -1,0 +1,15 @@
+import type { ReactNode } from "react";
+import { requireUser } from "~/features/auth/current-user";
+import { AppHeader } from "~/features/layout/app-header";
+import { SessionProvider } from "~/features/session/session-context";
+import styles from "./console-layout.module.css";
+
+export default async function ConsoleLayout({ children }: { children: ReactNode }) {
+  const me = await requireUser();
+  return (
+    <SessionProvider me={me}>
+      <AppHeader me={me} />
+      <main className={styles.main}>{children}</main>
+    </SessionProvider>
+  );
+}

@@ -1,0 +1,47 @@
+import { handleSignIn, tideErrorResponse } from "@tide/api";
+import { isTideError } from "@tide/contracts";
+import { NextResponse } from "next/server";
+import { setSessionCookie } from "~/features/auth/session-cookie";
+import { safeNextPath, SignInInput } from "~/features/auth/sign-in-input";
+
+export const dynamic = "force-dynamic";
+
+function seeOther(location: string): NextResponse {
+  return new NextResponse(null, { status: 303, headers: { location, "cache-control": "no-store" } });
+}
+
+/**
+ * POST JSON { email, password } (the sign-in page) -> 200 { user } + session cookie, or 401
+ * { code, message }. A plain form post (no JavaScript) gets redirects instead: to `next` on
+ * success, back to /sign-in?error=1 on failure.
+ */
+export async function POST(req: Request): Promise<Response> {
+  const isForm = (req.headers.get("content-type") ?? "").includes("application/x-www-form-urlencoded");
+  const body: unknown = isForm
+    ? Object.fromEntries(await req.formData().catch(() => new FormData()))
+    : await req.json().catch(() => null);
+  const input = SignInInput.safeParse(body);
+  const next = safeNextPath(
+    isForm && body && typeof body === "object" && "next" in body ? String(body.next) : null,
+  );
+  if (!input.success) {
+    if (isForm) return seeOther(`/sign-in?error=1&next=${encodeURIComponent(next)}`);
+    return Response.json(
+      { code: "bad_request", message: "Send a JSON body { email, password }." },
+      { status: 400 },
+    );
+  }
+  try {
+    const session = await handleSignIn(input.data);
+    const res = isForm
+      ? seeOther(next)
+      : NextResponse.json({ user: session.user }, { headers: { "cache-control": "no-store" } });
+    setSessionCookie(res, req, session.cookieValue, session.expiresAt);
+    return res;
+  } catch (e) {
+    if (isForm && isTideError(e) && e.code === "unauthorized") {
+      return seeOther(`/sign-in?error=1&next=${encodeURIComponent(next)}`);
+    }
+    return tideErrorResponse(e);
+  }
+}

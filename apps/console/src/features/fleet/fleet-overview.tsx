@@ -1,0 +1,35 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { ErrorNotice } from "~/components/error-notice";
+import { useTRPC } from "~/trpc/react";
+import { DirectorsTable } from "./directors-table";
+import styles from "./fleet.module.css";
+import { PoolsTable } from "./pools-table";
+
+/** Pools and directors at a glance; refreshed every 10 s. */
+export function FleetOverview() {
+  const trpc = useTRPC();
+  const fleet = useQuery({ ...trpc.fleet.overview.queryOptions(), refetchInterval: 10_000 });
+  if (fleet.error) return <ErrorNotice error={fleet.error} />;
+  if (!fleet.data) return <p className="muted">Loading fleet…</p>;
+  const { pools, directors } = fleet.data;
+  return (
+    <div className={styles.page}>
+      <section className="panel" aria-labelledby="pools-heading">
+        <header>
+          <h2 id="pools-heading">Pools</h2>
+          <span className="muted">{pools.length}</span>
+        </header>
+        <PoolsTable pools={pools} directors={directors} />
+      </section>
+      <section className="panel" aria-labelledby="directors-heading">
+        <header>
+          <h2 id="directors-heading">Directors</h2>
+          <span className="muted">{directors.length}</span>
+        </header>
+        <DirectorsTable directors={directors} pools={pools} />
+      </section>
+    </div>
+  );
+}

@@ -1,0 +1,28 @@
+import type { Me } from "@tide/contracts";
+import Link from "next/link";
+import styles from "./app-header.module.css";
+import { NavLinks } from "./nav-links";
+
+export function AppHeader({ me }: { me: Me }) {
+  return (
+    <header className={styles.header}>
+      <Link href="/" className={styles.brand}>
+        TIDE
+      </Link>
+      <NavLinks />
+      <div className={styles.user}>
+        <span data-testid="signed-in-user" title={me.name}>
+          {me.email}
+        </span>
+        <span className={styles.role} data-testid="signed-in-role">
+          {me.role}
+        </span>
+        <form method="post" action="/api/auth/sign-out">
+          <button type="submit" className="small">
+            Sign out
+          </button>
+        </form>
+      </div>
+    </header>
+  );
+}

@@ -1,0 +1,140 @@
+"use client";
+
+import { transitionFor, type Proxy, type ProxyAction, type ProxyState } from "@tide/contracts";
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { useCallback, useState } from "react";
+import { ErrorNotice } from "~/components/error-notice";
+import { usePageKeys } from "~/components/use-page-keys";
+import { useHasScope } from "~/features/session/session-context";
+import { useTRPC } from "~/trpc/react";
+import { PoolFacts } from "./pool-facts";
+import { ProxiesTable } from "./proxies-table";
+import { actionKeys } from "./proxy-actions";
+import styles from "./pool-view.module.css";
+import { StateMachineDiagram } from "./state-machine-diagram";
+import { TransitionDialog } from "./transition-dialog";
+
+interface PendingAction {
+  proxy: Proxy;
+  action: ProxyAction;
+}
+
+/** One pool: facts, proxies with their actions, and the state machine for the selected proxy. */
+export function PoolView({ poolId }: { poolId: string }) {
+  const trpc = useTRPC();
+  const canOperate = useHasScope("operate");
+  const pool = useQuery({ ...trpc.pools.get.queryOptions({ poolId }), refetchInterval: 10_000 });
+  const [selectedId, setSelectedId] = useState<string | null>(null);
+  const [pending, setPending] = useState<PendingAction | null>(null);
+
+  const proxies = pool.data?.proxies ?? [];
+  const selected = proxies.find((p) => p.id === selectedId) ?? null;
+
+  const start = useCallback(
+    (proxy: Proxy, action: ProxyAction) => {
+      if (!canOperate || !transitionFor(proxy.state, action)) return;
+      setSelectedId(proxy.id);
+      setPending({ proxy, action });
+    },
+    [canOperate],
+  );
+
+  const onKey = useCallback(
+    (key: string): boolean => {
+      if (proxies.length === 0) return false;
+      const index = proxies.findIndex((p) => p.id === selectedId);
+      if (key === "j" || key === "ArrowDown") {
+        setSelectedId(proxies[Math.min(proxies.length - 1, index + 1)]?.id ?? null);
+        return true;
+      }
+      if (key === "k" || key === "ArrowUp") {
+        setSelectedId(proxies[Math.max(0, index - 1)]?.id ?? null);
+        return true;
+      }
+      if (key === "Escape") {
+        setSelectedId(null);
+        return true;
+      }
+      const action = (Object.keys(actionKeys) as ProxyAction[]).find((a) => actionKeys[a] === key);
+      if (action && selected && transitionFor(selected.state, action)) {
+        start(selected, action);
+        return true;
+      }
+      return false;
+    },
+    [proxies, selectedId, selected, start],
+  );
+  usePageKeys(onKey, pending === null);
+
+  if (pool.error) return <ErrorNotice error={pool.error} />;
+  if (!pool.data) return <p className="muted">Loading pool…</p>;
+  const p = pool.data;
+  const counts: Record<ProxyState, number> = {
+    active: p.proxyCounts.active,
+    draining: p.proxyCounts.draining,
+    inactive: p.proxyCounts.inactive,
+    filling: p.proxyCounts.filling,
+  };
+
+  return (
+    <div className={styles.page}>
+      <div className={styles.title}>
+        <h1 data-testid="pool-name">{p.name}</h1>
+        <span className="muted">{p.description}</span>
+        <nav className={styles.links} aria-label="Pool">
+          <Link href={`/pools/${p.id}/table`}>Forwarding table</Link>
+          <Link href={`/pools/${p.id}/versions`}>Versions</Link>
+          <Link href={`/audit?pool=${p.id}`}>Audit</Link>
+        </nav>
+      </div>
+      <section className="panel">
+        <div className="body">
+          <PoolFacts pool={p} />
+        </div>
+      </section>
+      <div className={styles.grid}>
+        <section className="panel" aria-labelledby="proxies-heading">
+          <header>
+            <h2 id="proxies-heading">Proxies</h2>
+            <span className="muted">{p.proxies.length}</span>
+          </header>
+          <ProxiesTable
+            proxies={p.proxies}
+            selectedId={selectedId}
+            onSelect={setSelectedId}
+            canOperate={canOperate}
+            onAction={start}
+          />
+          <div className={styles.hint}>
+            j/k or ↑/↓ select · {actionKeys.drain} drain · {actionKeys.deactivate} set inactive / abort fill ·{" "}
+            {actionKeys.fill} fill · {actionKeys.activate} activate / abort drain
+          </div>
+        </section>
+        <section className="panel" aria-labelledby="sm-heading">
+          <header>
+            <h2 id="sm-heading">State machine</h2>
+            <span className="muted">{selected ? selected.hostname : "select a proxy"}</span>
+          </header>
+          <div className="body">
+            <StateMachineDiagram
+              counts={counts}
+              current={selected?.state ?? null}
+              proxyLabel={selected?.hostname ?? null}
+              onAction={selected && canOperate ? (action) => start(selected, action) : null}
+            />
+          </div>
+        </section>
+      </div>
+      {pending && (
+        <TransitionDialog
+          key={`${pending.proxy.id}-${pending.action}`}
+          poolId={p.id}
+          proxy={pending.proxy}
+          action={pending.action}
+          onClose={() => setPending(null)}
+        />
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,50 @@
+"use client";
+
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { ErrorNotice } from "~/components/error-notice";
+import { useTRPC } from "~/trpc/react";
+import styles from "./tokens.module.css";
+
+/** Revoke, in two steps: the first click asks, the second revokes. */
+export function RevokeToken({ tokenId, name }: { tokenId: string; name: string }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [asking, setAsking] = useState(false);
+  const revoke = useMutation(
+    trpc.tokens.revoke.mutationOptions({
+      onSuccess: () => queryClient.invalidateQueries(trpc.tokens.list.queryFilter()),
+    }),
+  );
+  if (revoke.error) return <ErrorNotice error={revoke.error} />;
+  if (!asking) {
+    return (
+      <button
+        type="button"
+        className="small danger"
+        onClick={() => setAsking(true)}
+        data-testid="revoke-token"
+      >
+        Revoke
+      </button>
+    );
+  }
+  return (
+    <span className={styles.confirm} role="group" aria-label={`Revoke ${name}?`}>
+      <span>Revoke “{name}”? Clients using it stop working.</span>
+      <button
+        type="button"
+        className="small danger"
+        onClick={() => revoke.mutate({ tokenId })}
+        disabled={revoke.isPending}
+        data-testid="confirm-revoke"
+        autoFocus
+      >
+        Revoke
+      </button>
+      <button type="button" className="small" onClick={() => setAsking(false)}>
+        Keep
+      </button>
+    </span>
+  );
+}

@@ -1,0 +1,90 @@
+import { readInput } from "../../table-files";
+import { decodeGlbd, GlbdFormatError, tableContentHash, TABLE_ROWS } from "@tide/forwarding";
+import { CommandError, EXIT_OK, UsageError, type CliIo, type Command } from "../../cli-io";
+import { parseOptions } from "../../parse-options";
+import { columns, percent } from "../../table-files";
+
+export const showCommand: Command = {
+  name: "show",
+  summary: "print a table file's header, backends (with row shares) and binds",
+  usage: `Usage: tidectl table show <table.bin> [--json]
+
+Options:
+  --json      print JSON (rows summarised as per-backend counts)
+  -h, --help  show this help
+`,
+  async run(args: string[], io: CliIo): Promise<number> {
+    const { values, positionals } = parseOptions(args, { json: { type: "boolean" } });
+    if (values.help) {
+      io.stdout(this.usage);
+      return EXIT_OK;
+    }
+    if (positionals.length !== 1)
+      throw new UsageError(`expected one <table.bin>, got ${positionals.length} argument(s)`);
+    const path = positionals[0]!;
+    const bytes = await readInput(io.cwd, path, "table file");
+    let tables;
+    try {
+      tables = decodeGlbd(bytes);
+    } catch (e) {
+      if (e instanceof GlbdFormatError)
+        throw new CommandError(`${path}: not a valid GLBD v2 table file: ${e.message} [${e.code}]`);
+      throw e;
+    }
+    const summary = tables.map((t, index) => {
+      const primary = new Array<number>(t.backends.length).fill(0);
+      const secondary = new Array<number>(t.backends.length).fill(0);
+      for (let r = 0; r < TABLE_ROWS; r++) {
+        primary[t.primary[r]!]!++;
+        secondary[t.secondary[r]!]!++;
+      }
+      return {
+        index,
+        hashKey: Buffer.from(t.hashKey).toString("hex"),
+        backends: t.backends.map((b, i) => ({
+          ...b,
+          primaryRows: primary[i]!,
+          secondaryRows: secondary[i]!,
+        })),
+        binds: t.binds,
+      };
+    });
+    const sha256 = tableContentHash(bytes);
+    if (values.json) {
+      io.stdout(
+        `${JSON.stringify({ file: path, bytes: bytes.length, sha256, format: "GLBD v2", tables: summary }, null, 2)}\n`,
+      );
+      return EXIT_OK;
+    }
+    io.stdout(`${path}: GLBD v2, ${tables.length} table(s), ${bytes.length} bytes, sha256 ${sha256}\n`);
+    for (const t of summary) {
+      io.stdout(
+        `\ntable ${t.index}: hash key ${t.hashKey}, ${t.backends.length} backend(s), ${t.binds.length} bind(s)\n`,
+      );
+      io.stdout(
+        columns([
+          ["slot", "backend", "state", "healthy", "primary", "secondary"],
+          ...t.backends.map((b, i) => [
+            String(i),
+            b.address,
+            b.state,
+            b.healthy ? "yes" : "no",
+            `${b.primaryRows} ${percent(b.primaryRows / TABLE_ROWS)}`,
+            `${b.secondaryRows} ${percent(b.secondaryRows / TABLE_ROWS)}`,
+          ]),
+        ]),
+      );
+      io.stdout(
+        columns([
+          ["bind", "proto", "ports"],
+          ...t.binds.map((b) => [
+            `${b.address}/${b.prefixBits}`,
+            b.proto,
+            b.portStart === b.portEnd ? String(b.portStart) : `${b.portStart}-${b.portEnd}`,
+          ]),
+        ]),
+      );
+    }
+    return EXIT_OK;
+  },
+};

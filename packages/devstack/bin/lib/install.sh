@@ -1,0 +1,65 @@
+# Installs what Tide needs on Debian 12 (sourced by tide-up, tide-test and .ci/run):
+#   tide_install_system        apt packages, only those missing (root needed only then)
+#   tide_install_node_modules  npm ci, only when node_modules differs from package-lock.json
+#   tide_generate_prisma       the Prisma client (npm 11 may skip Prisma's own install scripts)
+#   tide_install               all three
+# A second run finds everything in place and takes about a second.
+# shellcheck shell=bash
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+PG_BIN_DIR=/usr/lib/postgresql/15/bin
+
+tide_install_system() {
+  local missing=()
+  [[ -x $PG_BIN_DIR/postgres && -x $PG_BIN_DIR/initdb && -x $PG_BIN_DIR/pg_ctl ]] || missing+=(postgresql-15)
+  command -v chromium >/dev/null || missing+=(chromium)              # Playwright (e2e)
+  command -v docker-compose >/dev/null || missing+=(docker-compose)  # compose file parser (tests)
+  [[ -s /etc/ssl/certs/ca-certificates.crt ]] || missing+=(ca-certificates)
+  if ((${#missing[@]} == 0)); then
+    ok "system packages present (postgresql-15, chromium, docker-compose, ca-certificates)"
+    return
+  fi
+  [[ $(id -u) == 0 ]] || die "missing Debian packages: ${missing[*]}
+       install them as root: apt-get install -y --no-install-recommends ${missing[*]}"
+  note "installing Debian packages: ${missing[*]}"
+  # Tide runs its own cluster: the postgresql-15 package must not create and start "15/main".
+  mkdir -p /etc/postgresql-common/createcluster.d
+  echo "create_main_cluster = false" >/etc/postgresql-common/createcluster.d/tide.conf
+  local log
+  log="$(mktemp /tmp/tide-apt.XXXXXX.log)"
+  if ! DEBIAN_FRONTEND=noninteractive apt-get update >"$log" 2>&1 ||
+    ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >>"$log" 2>&1; then
+    tail -n 40 "$log"
+    die "apt-get failed (full log: $log)"
+  fi
+  rm -f "$log"
+  ok "installed ${missing[*]}"
+}
+
+tide_install_node_modules() {
+  local why
+  if why="$(cd "$TIDE_ROOT" && node packages/devstack/bin/lib/node-modules-current.mjs)"; then
+    ok "node_modules matches package-lock.json"
+    return
+  fi
+  note "npm ci ($why)"
+  # Never --omit=optional: Next's SWC compiler and turbo's binary are optional dependencies.
+  (cd "$TIDE_ROOT" && npm ci --no-audit --no-fund)
+  ok "node_modules installed"
+}
+
+tide_generate_prisma() {
+  local output
+  output="$(cd "$TIDE_ROOT" && bash packages/db/scripts/prisma.sh generate 2>&1)" || {
+    printf '%s\n' "$output"
+    die "prisma generate failed (output above)"
+  }
+  ok "Prisma client generated"
+}
+
+tide_install() {
+  tide_install_system
+  tide_install_node_modules
+  tide_generate_prisma
+}

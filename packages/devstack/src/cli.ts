@@ -1,0 +1,85 @@
+/**
+ * Command line of the dev stack, used by bin/tide-up, bin/tide-down and bin/tide-test:
+ *   node --import tsx packages/devstack/src/cli.ts <command>
+ *
+ *   pg:start        create/start the dev cluster; prints its DATABASE_URL on stdout
+ *   pg:stop         stop the dev cluster (data is kept)
+ *   pg:url          print the running dev cluster's DATABASE_URL (exit 1 if not running)
+ *   db:migrate      apply prisma/migrations to $DATABASE_URL (prints a summary; all output on failure)
+ *   db:seed         run the seed against $DATABASE_URL
+ *   db:drift-check  in a throwaway cluster: do prisma/migrations match prisma/schema.prisma?
+ *                   (exit 2 on drift); optional args: <schema.prisma> <migrations dir>
+ * Progress goes to stderr so that stdout stays machine-readable.
+ */
+import { migrate, migrationsMatchSchema, seed, seedWorkspace } from "./migrations";
+import { clusterUrl, ensureCluster, startTempCluster, stopCluster } from "./postgres-cluster";
+
+const log = (line: string) => process.stderr.write(`    ${line}\n`);
+
+function requireDatabaseUrl(): string {
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error("DATABASE_URL is not set");
+  return url;
+}
+
+async function main(command: string | undefined, args: string[]): Promise<number> {
+  switch (command) {
+    case "pg:start": {
+      const cluster = await ensureCluster({ log });
+      process.stdout.write(`${cluster.url}\n`);
+      return 0;
+    }
+    case "pg:stop":
+      log((await stopCluster({ log })) ? "PostgreSQL stopped" : "PostgreSQL was not running");
+      return 0;
+    case "pg:url": {
+      const url = clusterUrl();
+      if (!url) {
+        log("the dev cluster is not running (npm run up)");
+        return 1;
+      }
+      process.stdout.write(`${url}\n`);
+      return 0;
+    }
+    case "db:migrate": {
+      const output = await migrate(requireDatabaseUrl(), { quiet: true });
+      for (const line of output.split("\n")) {
+        if (/migrations? (found|have been applied)|└─|No pending|successfully applied/.test(line))
+          log(line.trim());
+      }
+      return 0;
+    }
+    case "db:seed":
+      log(`seed script of ${seedWorkspace()}`);
+      await seed(requireDatabaseUrl());
+      return 0;
+    case "db:drift-check": {
+      const cluster = await startTempCluster({ log });
+      try {
+        const ok = await migrationsMatchSchema(cluster.url, { schema: args[0], migrations: args[1] });
+        log(
+          ok
+            ? "prisma/migrations match prisma/schema.prisma"
+            : "DRIFT: prisma/schema.prisma differs from prisma/migrations (SQL above); " +
+                "create a migration: bash packages/db/scripts/new-migration.sh <name>",
+        );
+        return ok ? 0 : 2;
+      } finally {
+        await cluster.stop();
+      }
+    }
+    default:
+      process.stderr.write(
+        "usage: cli.ts pg:start | pg:stop | pg:url | db:migrate | db:seed | db:drift-check [schema migrations]\n",
+      );
+      return 64;
+  }
+}
+
+main(process.argv[2], process.argv.slice(3)).then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  },
+);
