@@ -9,9 +9,9 @@ export function getDb(): Db {
   return shared;
 }
 
-export async function checkDatabase(db: Db = getDb()): Promise<boolean> {
+export async function checkDatabase(db?: Db): Promise<boolean> {
   try {
-    await db.$queryRaw`SELECT 1`;
+    await (db ?? getDb()).$queryRaw`SELECT 1`;
     return true;
   } catch {
     return false;

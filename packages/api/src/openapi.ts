@@ -9,7 +9,8 @@ function buildDocument() {
     description:
       "Fleet operations for GLB-style L4 load balancing. Authenticate with `Authorization: Bearer tide_…` " +
       "(tokens are created in the console under Settings → API tokens). Scopes: read, operate, admin. " +
-      "Errors are JSON `{ message, code, issues? }` with a stable code.",
+      "Errors are JSON `{ message, code, data: { tideCode }, issues? }`: `message` is for humans, `code` is the " +
+      "transport class (e.g. CONFLICT) and `data.tideCode` the stable Tide code (e.g. invalid_transition).",
     baseUrl: "/api/v1",
     tags: ["auth", "fleet", "pools", "directors", "proxies", "tables", "audit", "tokens"],
   });

@@ -1,6 +1,6 @@
 /**
  * Vitest globalSetup of the integration project: one throwaway PostgreSQL cluster per run, migrated
- * (no seed), shared by every integration test file (files run one at a time: see vitest.config.ts).
+ * (no seed), shared by every integration test file (files run one at a time: see vitest.config.mts).
  * Tests get its URL with `inject("databaseUrl")`; process.env.DATABASE_URL is set too, for code
  * that reads it (workers are started after this runs and inherit it).
  */

@@ -132,7 +132,7 @@ export async function setProxyHealth(
     const version = await insertTableVersion(tx, {
       poolId: found.poolId,
       proxies: proxies.map((p) => (p.id === updated.id ? updated : p)),
-      cause: `proxy.health ${updated.id} (${updated.hostname}): ${input.healthy ? "up" : "down"}`,
+      cause: `health ${updated.hostname}: ${input.healthy ? "up" : "down"}`,
       reason: input.reason,
       actor: actorRef(actor),
     });

@@ -100,7 +100,7 @@ export async function transitionProxy(
     const version = await insertTableVersion(tx, {
       poolId,
       proxies: plan.next,
-      cause: `proxy.${input.action} ${updated.id} (${updated.hostname}): ${plan.from} -> ${plan.to}`,
+      cause: `${input.action} ${updated.hostname}: ${plan.from} -> ${plan.to}`,
       reason: input.reason ?? "",
       actor: actorRef(actor),
     });
