@@ -1,0 +1,26 @@
+import type { FullResult, Reporter, TestCase, TestResult } from "@playwright/test/reporter";
+
+/** Prints a plain closing line "N passed, N failed" (same shape as the other test tiers). */
+export default class SummaryReporter implements Reporter {
+  private readonly final = new Map<string, TestResult["status"]>();
+
+  onTestEnd(test: TestCase, result: TestResult): void {
+    this.final.set(test.id, result.status);
+  }
+
+  onEnd(result: FullResult): void {
+    let passed = 0;
+    let failed = 0;
+    for (const status of this.final.values()) {
+      if (status === "passed") passed += 1;
+      else if (status !== "skipped") failed += 1;
+    }
+    // A failing global setup runs no test: count the run itself as a failure.
+    if (result.status !== "passed" && failed === 0) failed = 1;
+    process.stdout.write(`${passed} passed, ${failed} failed\n`);
+  }
+
+  printsToStdio(): boolean {
+    return false;
+  }
+}
