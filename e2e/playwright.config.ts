@@ -1,6 +1,6 @@
 import { defineConfig } from "@playwright/test";
 
-/** Chromium from Debian (apt-get install chromium); never `npx playwright install`. */
+/** Chromium from Debian (apt-get install chromium); never the test tool's own browser download. */
 export const chromiumLaunchOptions = {
   executablePath: "/usr/bin/chromium",
   args: [

@@ -13,7 +13,10 @@ export interface Actor {
   scopes: readonly Scope[];
 }
 
-export const systemActor = { kind: "system" as const, id: null, label: "system" };
+/** The audit identity of work nobody asked for through the API (seed, tests, future health checks). */
+export function systemActorRef(label = "system") {
+  return { actorKind: "system" as const, actorId: null, actorLabel: label };
+}
 
 export function actorRef(actor: Actor) {
   return {

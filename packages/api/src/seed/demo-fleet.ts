@@ -1,8 +1,9 @@
 import type { Db } from "@tide/db";
 import { newId } from "@tide/contracts";
+import { systemActorRef } from "../auth/actor";
 import { createPool, type NewPoolInput } from "../services/pool.service";
 
-const system = { actorKind: "system" as const, actorId: null, actorLabel: "seed" };
+const system = systemActorRef("seed");
 
 /** Documentation address ranges (RFC 5737 / RFC 3849) and private proxy addresses only. */
 function proxies(prefix: string, first: number, count: number, host: string) {

@@ -1,6 +1,6 @@
 import { newId, roleScopes, type Role } from "@tide/contracts";
 import type { Db } from "@tide/db";
-import type { Actor } from "../auth/actor";
+import { systemActorRef, type Actor } from "../auth/actor";
 import { hashPassword } from "../auth/secrets";
 import { createPool } from "../services/pool.service";
 import { appRouter } from "../routers/_app";
@@ -38,18 +38,14 @@ export async function makeUser(
 }
 
 export async function makePool(db: Db, name: string, proxyCount: number) {
-  return createPool(
-    db,
-    { actorKind: "system", actorId: null, actorLabel: "test" },
-    {
-      name,
-      binds: [{ address: "203.0.113.10", proto: "tcp", portStart: 443 }],
-      proxies: Array.from({ length: proxyCount }, (_, i) => ({
-        address: `10.99.${name.length}.${i + 1}`,
-        hostname: `${name}-proxy-${i + 1}`,
-      })),
-    },
-  );
+  return createPool(db, systemActorRef("test"), {
+    name,
+    binds: [{ address: "203.0.113.10", proto: "tcp", portStart: 443 }],
+    proxies: Array.from({ length: proxyCount }, (_, i) => ({
+      address: `10.99.${name.length}.${i + 1}`,
+      hostname: `${name}-proxy-${i + 1}`,
+    })),
+  });
 }
 
 const createCaller = createCallerFactory(appRouter);
