@@ -6,11 +6,10 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { migrateAndSeed, startTempCluster, type TempCluster } from "../../packages/devstack/src/index";
-import { REPO_ROOT } from "../../packages/devstack/src/postgres-cluster";
+import { freePort, REPO_ROOT } from "../../packages/devstack/src/postgres-cluster";
 
 export const CONSOLE_DIR = path.join(REPO_ROOT, "apps/console");
 export const ADMIN_EMAIL = "admin@tide.local";
@@ -41,19 +40,6 @@ export function refuseRemoteDatabase(): void {
       `e2e: refusing to run with DATABASE_URL pointing at ${host}; e2e starts its own database. Unset DATABASE_URL.`,
     );
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        address && typeof address === "object" ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
 }
 
 /** Builds the console if there is no production build yet (the build tier normally made it). */

@@ -194,7 +194,8 @@ function portIsFree(port: number): Promise<boolean> {
   });
 }
 
-function freePort(): Promise<number> {
+/** A TCP port on 127.0.0.1 that was free a moment ago (for throwaway servers). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once("error", reject);
