@@ -4,3 +4,4 @@ export * from "./fleet";
 export * from "./proxy-state-machine";
 export * from "./auth";
 export * from "./tables";
+export * from "./director-control";

@@ -10,14 +10,24 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 PG_BIN_DIR=/usr/lib/postgresql/15/bin
 
+# Debian packages the data plane needs: DPDK 22.11 (director), jansson (control socket JSON),
+# OpenSSL libcrypto (table content hashes), clang + compiler-rt (libFuzzer, sanitizers),
+# clang-format (C style), scapy + pytest (packet tests), iproute2/ethtool (network namespaces).
+TIDE_DATAPLANE_PACKAGES=(dpdk libdpdk-dev pkg-config make gcc clang llvm libclang-rt-14-dev
+  clang-format libjansson-dev libssl-dev libpcap-dev python3-scapy python3-pytest iproute2 ethtool)
+
 tide_install_system() {
   local missing=()
   [[ -x $PG_BIN_DIR/postgres && -x $PG_BIN_DIR/initdb && -x $PG_BIN_DIR/pg_ctl ]] || missing+=(postgresql-15)
   command -v chromium >/dev/null || missing+=(chromium)              # Playwright (e2e)
   command -v docker-compose >/dev/null || missing+=(docker-compose)  # compose file parser (tests)
   [[ -s /etc/ssl/certs/ca-certificates.crt ]] || missing+=(ca-certificates)
+  local pkg
+  for pkg in "${TIDE_DATAPLANE_PACKAGES[@]}"; do
+    [[ $(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null) == "install ok installed" ]] || missing+=("$pkg")
+  done
   if ((${#missing[@]} == 0)); then
-    ok "system packages present (postgresql-15, chromium, docker-compose, ca-certificates)"
+    ok "system packages present (postgresql-15, chromium, docker-compose, DPDK and data plane tools)"
     return
   fi
   [[ $(id -u) == 0 ]] || die "missing Debian packages: ${missing[*]}

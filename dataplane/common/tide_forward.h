@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The director's forwarding state: a validated GLBD file compiled into a form the packet path
+ * reads without any checks, and the per-packet decision (bind -> table -> flow hash -> row ->
+ * hops -> outer source port).
+ *
+ * A `struct tide_fwd_set` is immutable once built; the director swaps whole sets (RCU), so a
+ * packet always sees exactly one consistent table.
+ */
+#ifndef TIDE_FORWARD_H
+#define TIDE_FORWARD_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tide_glbd.h"
+#include "tide_packet.h"
+#include "tide_siphash.h"
+
+/* Flow-hash fields, hashed in this fixed order (glb-director's order). */
+#define TIDE_HASH_SRC_ADDR 0x1u
+#define TIDE_HASH_DST_ADDR 0x2u
+#define TIDE_HASH_SRC_PORT 0x4u
+#define TIDE_HASH_DST_PORT 0x8u
+#define TIDE_HASH_ALL 0xfu
+
+/* Hops in the GUE hop list: the secondary, plus the alt pair while hash fields migrate. */
+#define TIDE_MAX_HOPS 3u
+
+struct tide_hash_config {
+	uint8_t fields;	    /* TIDE_HASH_*; at least one */
+	uint8_t alt_fields; /* 0: no migration; else a second field set whose pair is added as hops */
+};
+
+struct tide_fwd_bind {
+	uint64_t net[2]; /* address & mask, as two big-endian-loaded words */
+	uint64_t mask[2];
+	uint16_t port_start; /* host order, inclusive */
+	uint16_t port_end;
+	uint8_t family; /* 4 or 6 */
+	uint8_t proto;	/* 6 or 17 */
+	uint8_t prefix_bits;
+	uint8_t table;
+};
+
+struct tide_fwd_table {
+	struct tide_sipkey key;
+	uint32_t num_backends;
+	uint32_t rows[TIDE_TABLE_ROWS][2]; /* primary, secondary IPv4 address (network order) */
+	uint8_t slots[TIDE_TABLE_ROWS][2]; /* the same as backend slot indexes (explain, status) */
+	const uint8_t *raw;		   /* the table's bytes in the GLBD file */
+};
+
+struct tide_fwd_set {
+	uint32_t num_tables;
+	uint32_t num_binds;
+	struct tide_fwd_bind binds[TIDE_MAX_TABLES * TIDE_MAX_BINDS];
+	uint8_t *file; /* owned copy of the GLBD file */
+	size_t file_len;
+	struct tide_fwd_table tables[]; /* num_tables */
+};
+
+/* The decision for one packet: which row, and where the GUE packet goes. */
+struct tide_decision {
+	uint32_t table;
+	uint32_t row;
+	uint64_t digest;
+	uint32_t primary; /* outer destination, network order */
+	uint16_t outer_sport;
+	uint8_t hop_count;	      /* 1, or 3 with the alt pair */
+	uint32_t hops[TIDE_MAX_HOPS]; /* network order */
+	uint32_t alt_row;	      /* valid when hop_count == 3 */
+};
+
+static inline uint64_t tide_be64_load(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static inline void tide_prefix_mask(unsigned int bits, unsigned int width, uint64_t mask[2])
+{
+	/* IPv4 addresses live in the top 32 bits of word 0; IPv6 uses both words. */
+	unsigned int b = bits;
+
+	(void)width;
+	mask[0] = b >= 64 ? ~0ULL : b == 0 ? 0 : ~0ULL << (64 - b);
+	b = b > 64 ? b - 64 : 0;
+	mask[1] = b >= 64 ? ~0ULL : b == 0 ? 0 : ~0ULL << (64 - b);
+}
+
+static inline void tide_addr_words(const uint8_t *addr, uint8_t family, uint64_t w[2])
+{
+	if (family == 4) {
+		w[0] = ((uint64_t)addr[0] << 56) | ((uint64_t)addr[1] << 48) |
+		       ((uint64_t)addr[2] << 40) | ((uint64_t)addr[3] << 32);
+		w[1] = 0;
+	} else {
+		w[0] = tide_be64_load(addr);
+		w[1] = tide_be64_load(addr + 8);
+	}
+}
+
+static inline int tide_binds_overlap(const struct tide_fwd_bind *a, const struct tide_fwd_bind *b)
+{
+	uint64_t m0 = a->mask[0] & b->mask[0], m1 = a->mask[1] & b->mask[1];
+
+	return a->family == b->family && a->proto == b->proto &&
+	       (a->net[0] & m0) == (b->net[0] & m0) && (a->net[1] & m1) == (b->net[1] & m1) &&
+	       a->port_start <= b->port_end && b->port_start <= a->port_end;
+}
+
+static inline void tide_fwd_set_free(struct tide_fwd_set *set)
+{
+	if (!set)
+		return;
+	free(set->file);
+	free(set);
+}
+
+/*
+ * Validates `file` and compiles it. On success returns 0 and *out (free with
+ * tide_fwd_set_free); on failure -EINVAL with *err, or -ENOMEM. The input is copied.
+ * Beyond the GLBD rules, the director refuses IPv6 backends (the outer header is IPv4) and
+ * binds of two different tables that overlap (a packet must match one pool only).
+ */
+static inline int tide_fwd_set_build(const uint8_t *file, size_t len, struct tide_fwd_set **out,
+				     struct tide_glbd_error *err)
+{
+	struct tide_fwd_set *set;
+	uint32_t n_tables;
+	int rc = tide_glbd_validate(file, len, &n_tables, err);
+
+	if (rc)
+		return rc;
+	set = calloc(1, sizeof(*set) + (size_t)n_tables * sizeof(struct tide_fwd_table));
+	if (!set)
+		return -ENOMEM;
+	set->file = malloc(len);
+	if (!set->file) {
+		free(set);
+		return -ENOMEM;
+	}
+	memcpy(set->file, file, len);
+	set->file_len = len;
+	set->num_tables = n_tables;
+	for (uint32_t t = 0; t < n_tables; t++) {
+		const uint8_t *raw = tide_glbd_table(set->file, t);
+		struct tide_fwd_table *tbl = &set->tables[t];
+		uint32_t addrs[TIDE_MAX_BACKENDS];
+		uint32_t n_binds = tide_rd_le32(raw + TIDE_GLBD_NUM_BINDS_OFF);
+
+		tbl->raw = raw;
+		tbl->num_backends = tide_rd_le32(raw);
+		tbl->key = tide_sipkey_from_bytes(raw + TIDE_GLBD_HASH_KEY_OFF);
+		for (uint32_t i = 0; i < tbl->num_backends; i++) {
+			const uint8_t *b =
+				raw + TIDE_GLBD_BACKENDS_OFF + i * TIDE_GLBD_BACKEND_SIZE;
+
+			if (tide_rd_le32(b) != TIDE_FAMILY_IPV4) {
+				rc = tide_glbd_fail(err, "ipv6_backend", (int32_t)t, (int32_t)i, -1,
+						    (int64_t)(b - set->file),
+						    "IPv6 backend: the GUE outer header is IPv4, "
+						    "proxies need IPv4 addresses");
+				tide_fwd_set_free(set);
+				return rc;
+			}
+			memcpy(&addrs[i], b + 4, 4);
+		}
+		for (uint32_t r = 0; r < TIDE_TABLE_ROWS; r++) {
+			const uint8_t *row = raw + TIDE_GLBD_ROWS_OFF + (size_t)r * 8;
+			uint32_t p = tide_rd_le32(row), s = tide_rd_le32(row + 4);
+
+			tbl->rows[r][0] = addrs[p];
+			tbl->rows[r][1] = addrs[s];
+			tbl->slots[r][0] = (uint8_t)p;
+			tbl->slots[r][1] = (uint8_t)s;
+		}
+		for (uint32_t i = 0; i < n_binds; i++) {
+			const uint8_t *b = raw + TIDE_GLBD_BINDS_OFF + i * TIDE_GLBD_BIND_SIZE;
+			struct tide_fwd_bind *fb = &set->binds[set->num_binds];
+			uint8_t family = tide_rd_le32(b) == TIDE_FAMILY_IPV4 ? 4 : 6;
+
+			fb->family = family;
+			fb->prefix_bits = (uint8_t)tide_rd_le16(b + 20);
+			fb->port_start = tide_rd_le16(b + 22);
+			fb->port_end = tide_rd_le16(b + 24);
+			fb->proto = b[26];
+			fb->table = (uint8_t)t;
+			tide_prefix_mask(tide_rd_le16(b + 20), family == 4 ? 32 : 128, fb->mask);
+			tide_addr_words(b + 4, family, fb->net);
+			fb->net[0] &= fb->mask[0];
+			fb->net[1] &= fb->mask[1];
+			for (uint32_t j = 0; j < set->num_binds; j++) {
+				const struct tide_fwd_bind *o = &set->binds[j];
+
+				if (o->table != t && tide_binds_overlap(o, fb)) {
+					rc = tide_glbd_fail(err, "bind_overlap", (int32_t)t,
+							    (int32_t)i, -1,
+							    (int64_t)(b - set->file),
+							    "bind overlaps a bind of table %u "
+							    "(same protocol, address and ports)",
+							    o->table);
+					tide_fwd_set_free(set);
+					return rc;
+				}
+			}
+			set->num_binds++;
+		}
+	}
+	*out = set;
+	return 0;
+}
+
+/* First bind matching the flow's destination (echo matches any protocol and port). */
+static inline const struct tide_fwd_bind *tide_fwd_match(const struct tide_fwd_set *set,
+							 const struct tide_flow *f)
+{
+	uint64_t w[2];
+
+	tide_addr_words(f->dst, f->family, w);
+	for (uint32_t i = 0; i < set->num_binds; i++) {
+		const struct tide_fwd_bind *b = &set->binds[i];
+
+		if (b->family != f->family || (w[0] & b->mask[0]) != b->net[0] ||
+		    (w[1] & b->mask[1]) != b->net[1])
+			continue;
+		if (f->kind == TIDE_FLOW_ICMP_ECHO)
+			return b;
+		if (b->proto == f->proto && f->dst_port >= b->port_start &&
+		    f->dst_port <= b->port_end)
+			return b;
+	}
+	return NULL;
+}
+
+/* SipHash over the enabled fields of the flow, in the fixed order. */
+static inline uint64_t tide_flow_digest(struct tide_sipkey key, const struct tide_flow *f,
+					uint8_t fields)
+{
+	uint8_t buf[36];
+	size_t n = 0, alen = f->family == 4 ? 4 : 16;
+
+	if (fields & TIDE_HASH_SRC_ADDR) {
+		memcpy(buf, f->src, alen);
+		n += alen;
+	}
+	if (fields & TIDE_HASH_DST_ADDR) {
+		memcpy(buf + n, f->dst, alen);
+		n += alen;
+	}
+	if (fields & TIDE_HASH_SRC_PORT) {
+		buf[n++] = (uint8_t)(f->src_port >> 8);
+		buf[n++] = (uint8_t)f->src_port;
+	}
+	if (fields & TIDE_HASH_DST_PORT) {
+		buf[n++] = (uint8_t)(f->dst_port >> 8);
+		buf[n++] = (uint8_t)f->dst_port;
+	}
+	return tide_siphash24(key, buf, n);
+}
+
+/* Outer UDP source port: spreads flows over ECMP/RSS inside the datacenter. */
+static inline uint16_t tide_outer_sport(uint64_t digest, uint16_t client_src_port)
+{
+	return (uint16_t)(0x8000u | ((digest ^ client_src_port) & 0x7fffu));
+}
+
+/* The decision for a parsed flow. Returns TIDE_FORWARD or TIDE_DROP_NO_BIND. */
+static inline enum tide_verdict tide_fwd_decide(const struct tide_fwd_set *set,
+						const struct tide_hash_config *cfg,
+						const struct tide_flow *f, struct tide_decision *d)
+{
+	const struct tide_fwd_bind *b = tide_fwd_match(set, f);
+	const struct tide_fwd_table *tbl;
+
+	if (!b)
+		return TIDE_DROP_NO_BIND;
+	tbl = &set->tables[b->table];
+	d->table = b->table;
+	d->digest = tide_flow_digest(tbl->key, f, cfg->fields);
+	d->row = (uint32_t)(d->digest & 0xffff);
+	d->primary = tbl->rows[d->row][0];
+	d->hops[0] = tbl->rows[d->row][1];
+	d->hop_count = 1;
+	d->outer_sport = tide_outer_sport(d->digest, f->src_port);
+	if (cfg->alt_fields) {
+		uint64_t alt = tide_flow_digest(tbl->key, f, cfg->alt_fields);
+
+		d->alt_row = (uint32_t)(alt & 0xffff);
+		d->hops[1] = tbl->rows[d->alt_row][0];
+		d->hops[2] = tbl->rows[d->alt_row][1];
+		d->hop_count = 3;
+	}
+	return TIDE_FORWARD;
+}
+
+#endif /* TIDE_FORWARD_H */

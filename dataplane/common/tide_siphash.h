@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SipHash-2-4 with a 64-bit output (Aumasson and Bernstein), as glb-director uses it for the
+ * rendezvous table and the flow hash. The key is 16 bytes read as two little-endian u64 words;
+ * the digest is the u64 value (callers that need the 8 output bytes write it little-endian).
+ */
+#ifndef TIDE_SIPHASH_H
+#define TIDE_SIPHASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+struct tide_sipkey {
+	uint64_t k0;
+	uint64_t k1;
+};
+
+static inline uint64_t tide_le64(const uint8_t *p)
+{
+	return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+	       (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
+	       (uint64_t)p[7] << 56;
+}
+
+static inline struct tide_sipkey tide_sipkey_from_bytes(const uint8_t key[16])
+{
+	struct tide_sipkey k = {tide_le64(key), tide_le64(key + 8)};
+	return k;
+}
+
+#define TIDE_ROTL64(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+
+#define TIDE_SIPROUND(v0, v1, v2, v3)     \
+	do {                              \
+		v0 += v1;                 \
+		v1 = TIDE_ROTL64(v1, 13); \
+		v1 ^= v0;                 \
+		v0 = TIDE_ROTL64(v0, 32); \
+		v2 += v3;                 \
+		v3 = TIDE_ROTL64(v3, 16); \
+		v3 ^= v2;                 \
+		v0 += v3;                 \
+		v3 = TIDE_ROTL64(v3, 21); \
+		v3 ^= v0;                 \
+		v2 += v1;                 \
+		v1 = TIDE_ROTL64(v1, 17); \
+		v1 ^= v2;                 \
+		v2 = TIDE_ROTL64(v2, 32); \
+	} while (0)
+
+static inline uint64_t tide_siphash24(struct tide_sipkey key, const uint8_t *in, size_t len)
+{
+	uint64_t v0 = 0x736f6d6570736575ULL ^ key.k0;
+	uint64_t v1 = 0x646f72616e646f6dULL ^ key.k1;
+	uint64_t v2 = 0x6c7967656e657261ULL ^ key.k0;
+	uint64_t v3 = 0x7465646279746573ULL ^ key.k1;
+	const uint8_t *end = in + (len & ~(size_t)7);
+	uint64_t b = (uint64_t)len << 56;
+
+	for (; in != end; in += 8) {
+		uint64_t m = tide_le64(in);
+
+		v3 ^= m;
+		TIDE_SIPROUND(v0, v1, v2, v3);
+		TIDE_SIPROUND(v0, v1, v2, v3);
+		v0 ^= m;
+	}
+	switch (len & 7) {
+	case 7:
+		b |= (uint64_t)in[6] << 48;
+		/* fall through */
+	case 6:
+		b |= (uint64_t)in[5] << 40;
+		/* fall through */
+	case 5:
+		b |= (uint64_t)in[4] << 32;
+		/* fall through */
+	case 4:
+		b |= (uint64_t)in[3] << 24;
+		/* fall through */
+	case 3:
+		b |= (uint64_t)in[2] << 16;
+		/* fall through */
+	case 2:
+		b |= (uint64_t)in[1] << 8;
+		/* fall through */
+	case 1:
+		b |= (uint64_t)in[0];
+		break;
+	default:
+		break;
+	}
+	v3 ^= b;
+	TIDE_SIPROUND(v0, v1, v2, v3);
+	TIDE_SIPROUND(v0, v1, v2, v3);
+	v0 ^= b;
+	v2 ^= 0xff;
+	TIDE_SIPROUND(v0, v1, v2, v3);
+	TIDE_SIPROUND(v0, v1, v2, v3);
+	TIDE_SIPROUND(v0, v1, v2, v3);
+	TIDE_SIPROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+#endif /* TIDE_SIPHASH_H */
