@@ -132,7 +132,7 @@ static inline int tide_fwd_set_build(const uint8_t *file, size_t len, struct tid
 				     struct tide_glbd_error *err)
 {
 	struct tide_fwd_set *set;
-	uint32_t n_tables;
+	uint32_t n_tables = 0;
 	int rc = tide_glbd_validate(file, len, &n_tables, err);
 
 	if (rc)

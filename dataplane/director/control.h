@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket: a UNIX stream server speaking newline-delimited JSON (control protocol
+ * v1: status, load_table, stats, explain, set_gateway). One poll() loop serves every client in
+ * a non-worker thread; it never runs on a worker lcore.
+ */
+#ifndef TIDE_DIRECTOR_CONTROL_H
+#define TIDE_DIRECTOR_CONTROL_H
+
+#include "config.h"
+
+/* Longest request line, bytes (without the newline). */
+#define CONTROL_LINE_MAX 65536u
+#define CONTROL_MAX_CLIENTS 64u
+/* A client whose unread replies exceed this is disconnected, bytes. */
+#define CONTROL_OUT_MAX (64u << 20)
+/* How often the loop checks the stop flag, milliseconds. */
+#define CONTROL_POLL_MS 100
+
+/* Creates the socket (unlinks a stale one, binds, chmod 0660, listens). Returns 0 or -errno. */
+int control_open(const struct director_config *cfg);
+
+/* Serves clients until worker_quit is set. Returns 0 or -errno. */
+int control_run(void);
+
+/* pthread entry point wrapping control_run(). */
+void *control_thread(void *arg);
+
+/* Closes every connection and removes the socket file. */
+void control_close(void);
+
+#endif /* TIDE_DIRECTOR_CONTROL_H */

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tide-director: GLB-style L4 director on DPDK. Receives client packets, picks a proxy pair from
+ * the forwarding table (GLBD v2) and sends them on GUE-encapsulated, one-armed.
+ *
+ *   tide-director [EAL options] -- --config PATH [--control PATH] [--table PATH]
+ *
+ * Worker lcores (every EAL lcore but the main one) forward; the main lcore serves the control
+ * socket. With a single lcore, the main lcore forwards and a control thread serves the socket.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+
+#include "config.h"
+#include "control.h"
+#include "port.h"
+#include "table.h"
+#include "worker.h"
+
+#define RTE_LOGTYPE_TIDE RTE_LOGTYPE_USER1
+
+/* Exit codes: 1 runtime failure, 2 bad command line or configuration. */
+#define EXIT_CONFIG 2
+
+static struct director_config cfg;
+
+static void signal_handler(int signum)
+{
+	(void)signum;
+	worker_quit = true;
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [EAL options] -- --config PATH [--control PATH] [--table PATH]\n"
+		"  --config PATH   JSON configuration (see director.example.json)\n"
+		"  --control PATH  control socket, overrides \"control_socket\"\n"
+		"  --table PATH    forwarding table loaded at start, overrides \"table_file\"\n",
+		prog);
+}
+
+/* Parses the application arguments (after "--"). Returns 0 or -EINVAL. */
+static int parse_args(int argc, char **argv, const char **config, const char **control,
+		      const char **table)
+{
+	static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
+					     {"control", required_argument, NULL, 's'},
+					     {"table", required_argument, NULL, 't'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			*config = optarg;
+			break;
+		case 's':
+			*control = optarg;
+			break;
+		case 't':
+			*table = optarg;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind != argc || !*config)
+		return -EINVAL;
+	return 0;
+}
+
+/* The table named by the config: absent is fine (load it later), unusable is logged. */
+static int load_initial_table(const char *path, int required)
+{
+	struct table_error err;
+
+	if (!path[0])
+		return 0;
+	if (table_load(path, NULL, 0, NULL, &err) == 0)
+		return 0;
+	if (required)
+		return -EINVAL;
+	RTE_LOG(WARNING, TIDE, "starting without a table; send load_table on the control socket\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *config_path = NULL, *control_path = NULL, *table_path = NULL;
+	unsigned int lcores[RTE_MAX_LCORE], n = 0, lcore;
+	bool control_on_thread;
+	pthread_t control_tid;
+	char err[512];
+	int rc, ret;
+
+	ret = rte_eal_init(argc, argv);
+	if (ret < 0) {
+		fprintf(stderr, "tide-director: EAL init failed: %s\n", rte_strerror(rte_errno));
+		return EXIT_CONFIG;
+	}
+	argc -= ret;
+	argv += ret;
+	argv[0] = (char *)"tide-director";
+	if (parse_args(argc, argv, &config_path, &control_path, &table_path)) {
+		usage(argv[0]);
+		rte_eal_cleanup();
+		return EXIT_CONFIG;
+	}
+	if (config_load(config_path, &cfg, err, sizeof(err))) {
+		fprintf(stderr, "tide-director: %s\n", err);
+		rte_eal_cleanup();
+		return EXIT_CONFIG;
+	}
+	if (control_path) {
+		if (strlen(control_path) >= sizeof(cfg.control_socket) || !control_path[0]) {
+			fprintf(stderr, "tide-director: --control path is empty or too long\n");
+			rte_eal_cleanup();
+			return EXIT_CONFIG;
+		}
+		snprintf(cfg.control_socket, sizeof(cfg.control_socket), "%s", control_path);
+	}
+	if (table_path)
+		snprintf(cfg.table_file, sizeof(cfg.table_file), "%s", table_path);
+
+	signal(SIGINT, signal_handler);
+	signal(SIGTERM, signal_handler);
+	signal(SIGPIPE, SIG_IGN);
+
+	worker_params.hash.fields = cfg.hash_fields;
+	worker_params.hash.alt_fields = cfg.alt_hash_fields;
+	worker_params.mtu = cfg.mtu;
+	worker_params.burst = cfg.burst;
+
+	/* Workers are the EAL lcores other than main; with none, main forwards itself. */
+	RTE_LCORE_FOREACH_WORKER(lcore)
+	lcores[n++] = lcore;
+	control_on_thread = n == 0;
+	if (n == 0)
+		lcores[n++] = rte_get_main_lcore();
+
+	rc = worker_rcu_init();
+	if (rc) {
+		RTE_LOG(ERR, TIDE, "cannot set up RCU: %s\n", strerror(-rc));
+		goto fail_eal;
+	}
+	table_init(&cfg);
+	rc = port_init_all(&cfg, lcores, n);
+	if (rc)
+		goto fail_ports;
+	rc = worker_set_gateway(cfg.gateway_mac, cfg.source_ip);
+	if (rc)
+		goto fail_ports;
+	rc = load_initial_table(cfg.table_file, table_path != NULL);
+	if (rc)
+		goto fail_ports;
+	rc = control_open(&cfg);
+	if (rc)
+		goto fail_ports;
+
+	if (control_on_thread) {
+		rc = rte_ctrl_thread_create(&control_tid, "tide-control", NULL, control_thread,
+					    NULL);
+		if (rc) {
+			RTE_LOG(ERR, TIDE, "cannot start the control thread: %s\n", strerror(rc));
+			goto fail_control;
+		}
+		worker_main(&worker_lcores[0]);
+		pthread_join(control_tid, NULL);
+	} else {
+		for (unsigned int i = 0; i < n; i++)
+			rte_eal_remote_launch(worker_main, &worker_lcores[i],
+					      worker_lcores[i].lcore_id);
+		control_run();
+		rte_eal_mp_wait_lcore();
+	}
+	RTE_LOG(INFO, TIDE, "stopping\n");
+	control_close();
+	port_close_all();
+	table_free();
+	worker_free();
+	rte_eal_cleanup();
+	return 0;
+
+fail_control:
+	control_close();
+fail_ports:
+	port_close_all();
+	table_free();
+	worker_free();
+fail_eal:
+	rte_eal_cleanup();
+	return 1;
+}
