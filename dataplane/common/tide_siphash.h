@@ -66,31 +66,18 @@ static inline uint64_t tide_siphash24(struct tide_sipkey key, const uint8_t *in,
 		TIDE_SIPROUND(v0, v1, v2, v3);
 		v0 ^= m;
 	}
-	switch (len & 7) {
-	case 7:
-		b |= (uint64_t)in[6] << 48;
-		/* fall through */
-	case 6:
-		b |= (uint64_t)in[5] << 40;
-		/* fall through */
-	case 5:
-		b |= (uint64_t)in[4] << 32;
-		/* fall through */
-	case 4:
-		b |= (uint64_t)in[3] << 24;
-		/* fall through */
-	case 3:
-		b |= (uint64_t)in[2] << 16;
-		/* fall through */
-	case 2:
-		b |= (uint64_t)in[1] << 8;
-		/* fall through */
-	case 1:
-		b |= (uint64_t)in[0];
-		break;
-	default:
-		break;
+	/* The last 0..7 bytes, little-endian (fixed-size loads only). */
+	if (len & 4) {
+		b |= (uint64_t)in[0] | (uint64_t)in[1] << 8 | (uint64_t)in[2] << 16 |
+		     (uint64_t)in[3] << 24;
+		in += 4;
 	}
+	if (len & 2) {
+		b |= ((uint64_t)in[0] | (uint64_t)in[1] << 8) << ((len & 4) * 8);
+		in += 2;
+	}
+	if (len & 1)
+		b |= (uint64_t)in[0] << ((len & 6) * 8);
 	v3 ^= b;
 	TIDE_SIPROUND(v0, v1, v2, v3);
 	TIDE_SIPROUND(v0, v1, v2, v3);

@@ -100,42 +100,18 @@ static void worker_count_sent(struct worker_counters *c, struct rte_mbuf **tx,
 	}
 }
 
-/* Encapsulates one packet in place. Returns the verdict; the mbuf is unchanged on a drop. */
-static enum tide_verdict worker_encap_one(struct rte_mbuf *m, const struct tide_fwd_set *set,
-					  const struct tide_encap_params *ep,
-					  struct worker_sent *sent)
-{
-	struct tide_flow f;
-	struct tide_decision d;
-	uint32_t prepend = 0, out_len = 0;
-	enum tide_verdict v;
-
-	/* The pipeline works on one contiguous buffer; chained mbufs are rare (jumbo + scatter). */
-	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0)
-		return TIDE_DROP_UNSUPPORTED;
-	v = tide_pipeline(set, &worker_params.hash, ep, worker_params.mtu,
-			  rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
-			  rte_pktmbuf_headroom(m), &f, &d, &prepend, &out_len);
-	if (v != TIDE_FORWARD)
-		return v;
-	if (!rte_pktmbuf_prepend(m, (uint16_t)prepend))
-		return TIDE_DROP_TOO_BIG; /* the pipeline checked the headroom already */
-	/* Drops Ethernet padding after the inner IP packet. */
-	if (rte_pktmbuf_pkt_len(m) > out_len)
-		rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - out_len));
-	/* Checksums are complete in software; no TX offload applies to the new headers. */
-	m->ol_flags = 0;
-	m->packet_type = 0;
-	sent->family = f.family;
-	sent->kind = f.kind;
-	return TIDE_FORWARD;
-}
-
+/*
+ * One burst: stage 1 (parse, bind, hash, row prefetch) for every packet, then stage 2 (row read,
+ * MTU check, encapsulation in place) for those still forwarded, so row cache misses overlap.
+ */
 static void worker_burst(struct worker_queue *q, const struct tide_fwd_set *set,
 			 const struct tide_encap_params *ep)
 {
 	struct rte_mbuf *rx[CONFIG_BURST_MAX], *tx[CONFIG_BURST_MAX], *drop[CONFIG_BURST_MAX];
 	struct worker_sent sent[CONFIG_BURST_MAX];
+	struct tide_flow flow[CONFIG_BURST_MAX];
+	struct tide_decision dec[CONFIG_BURST_MAX];
+	enum tide_verdict verdict[CONFIG_BURST_MAX];
 	struct worker_counters *c = &q->counters;
 	uint16_t n_rx, n_tx = 0, n_drop = 0, n_sent;
 
@@ -145,18 +121,42 @@ static void worker_burst(struct worker_queue *q, const struct tide_fwd_set *set,
 	c->rx_packets += n_rx;
 	for (uint16_t i = 0; i < n_rx; i++) {
 		struct rte_mbuf *m = rx[i];
-		enum tide_verdict v;
 
 		c->rx_bytes += rte_pktmbuf_pkt_len(m);
 		if (i + 1 < n_rx)
 			rte_prefetch0(rte_pktmbuf_mtod(rx[i + 1], void *));
-		v = worker_encap_one(m, set, ep, &sent[n_tx]);
-		if (v == TIDE_FORWARD) {
-			tx[n_tx++] = m;
-		} else {
-			c->dropped[v]++;
-			drop[n_drop++] = m;
+		/* The pipeline works on one contiguous buffer; chains are rare (jumbo + scatter). */
+		if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
+			verdict[i] = TIDE_DROP_UNSUPPORTED;
+			continue;
 		}
+		verdict[i] = tide_pipeline_classify(set, &worker_params.hash,
+						    rte_pktmbuf_mtod(m, uint8_t *),
+						    rte_pktmbuf_data_len(m), &flow[i], &dec[i]);
+	}
+	for (uint16_t i = 0; i < n_rx; i++) {
+		struct rte_mbuf *m = rx[i];
+		uint32_t prepend = 0, out_len = 0;
+		enum tide_verdict v = verdict[i];
+
+		if (v == TIDE_FORWARD)
+			v = tide_pipeline_finish(
+				set, ep, worker_params.mtu, rte_pktmbuf_mtod(m, uint8_t *),
+				rte_pktmbuf_headroom(m), &flow[i], &dec[i], &prepend, &out_len);
+		if (v != TIDE_FORWARD || !rte_pktmbuf_prepend(m, (uint16_t)prepend)) {
+			c->dropped[v != TIDE_FORWARD ? v : TIDE_DROP_TOO_BIG]++;
+			drop[n_drop++] = m;
+			continue;
+		}
+		/* Drops Ethernet padding after the inner IP packet. */
+		if (rte_pktmbuf_pkt_len(m) > out_len)
+			rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - out_len));
+		/* Checksums are complete in software; no TX offload applies to the new headers. */
+		m->ol_flags = 0;
+		m->packet_type = 0;
+		sent[n_tx].family = flow[i].family;
+		sent[n_tx].kind = flow[i].kind;
+		tx[n_tx++] = m;
 	}
 	if (n_drop)
 		rte_pktmbuf_free_bulk(drop, n_drop);
