@@ -211,13 +211,15 @@ static int config_key(const char *key, json_t *v, struct director_config *cfg, i
 		return config_uint(v, key, CONFIG_MTU_MIN, CONFIG_MTU_MAX, &cfg->mtu, err, err_len);
 	if (strcmp(key, "burst") == 0)
 		return config_uint(v, key, 1, CONFIG_BURST_MAX, &cfg->burst, err, err_len);
+	if (strcmp(key, "idle_sleep_us") == 0)
+		return config_uint(v, key, 0, 100000, &cfg->idle_sleep_us, err, err_len);
 	if (strcmp(key, "mbufs") == 0)
 		return config_uint(v, key, CONFIG_MBUFS_MIN, CONFIG_MBUFS_MAX, &cfg->mbufs, err,
 				   err_len);
 	return config_fail(err, err_len,
 			   "unknown key \"%s\" (known: control_socket, table_file, pool_names, "
 			   "hash_fields, alt_hash_fields, gateway_mac, source_ip, mtu, burst, "
-			   "mbufs)",
+			   "mbufs, idle_sleep_us)",
 			   key);
 }
 

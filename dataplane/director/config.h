@@ -34,10 +34,11 @@ struct director_config {
 	uint8_t hash_fields;	 /* TIDE_HASH_* */
 	uint8_t alt_hash_fields; /* 0: no migration */
 	uint8_t gateway_mac[6];
-	uint32_t source_ip; /* network order */
-	uint32_t mtu;	    /* largest outer IP packet, bytes */
-	uint32_t burst;	    /* packets per rx/tx burst */
-	uint32_t mbufs;	    /* mbufs in the packet pool */
+	uint32_t source_ip;	/* network order */
+	uint32_t mtu;		/* largest outer IP packet, bytes */
+	uint32_t burst;		/* packets per rx/tx burst */
+	uint32_t mbufs;		/* mbufs in the packet pool */
+	uint32_t idle_sleep_us; /* sleep when a loop found no packet; 0 = busy-poll */
 };
 
 /*

@@ -144,6 +144,7 @@ int main(int argc, char **argv)
 	worker_params.hash.alt_fields = cfg.alt_hash_fields;
 	worker_params.mtu = cfg.mtu;
 	worker_params.burst = cfg.burst;
+	worker_params.idle_sleep_us = cfg.idle_sleep_us;
 
 	/* Workers are the EAL lcores other than main; with none, main forwards itself. */
 	RTE_LCORE_FOREACH_WORKER(lcore)

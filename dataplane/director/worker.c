@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
@@ -104,8 +105,8 @@ static void worker_count_sent(struct worker_counters *c, struct rte_mbuf **tx,
  * One burst: stage 1 (parse, bind, hash, row prefetch) for every packet, then stage 2 (row read,
  * MTU check, encapsulation in place) for those still forwarded, so row cache misses overlap.
  */
-static void worker_burst(struct worker_queue *q, const struct tide_fwd_set *set,
-			 const struct tide_encap_params *ep)
+static uint16_t worker_burst(struct worker_queue *q, const struct tide_fwd_set *set,
+			     const struct tide_encap_params *ep)
 {
 	struct rte_mbuf *rx[CONFIG_BURST_MAX], *tx[CONFIG_BURST_MAX], *drop[CONFIG_BURST_MAX];
 	struct worker_sent sent[CONFIG_BURST_MAX];
@@ -117,7 +118,7 @@ static void worker_burst(struct worker_queue *q, const struct tide_fwd_set *set,
 
 	n_rx = rte_eth_rx_burst(q->port_id, q->rx_queue, rx, (uint16_t)worker_params.burst);
 	if (n_rx == 0)
-		return;
+		return 0;
 	c->rx_packets += n_rx;
 	for (uint16_t i = 0; i < n_rx; i++) {
 		struct rte_mbuf *m = rx[i];
@@ -164,6 +165,7 @@ static void worker_burst(struct worker_queue *q, const struct tide_fwd_set *set,
 		n_sent = rte_eth_tx_burst(q->port_id, q->tx_queue, tx, n_tx);
 		worker_count_sent(c, tx, sent, n_tx, n_sent);
 	}
+	return n_rx;
 }
 
 int worker_main(void *arg)
@@ -184,10 +186,21 @@ int worker_main(void *arg)
 		const struct tide_fwd_set *set = table_current();
 		const struct worker_encap *e = worker_encap_current();
 
+		unsigned int got = 0;
+
 		for (uint16_t i = 0; i < w->num_queues; i++)
-			worker_burst(&w->queues[i], set, &e->port[w->queues[i].port_id]);
+			got += worker_burst(&w->queues[i], set, &e->port[w->queues[i].port_id]);
 		/* Past this point this lcore holds no reference to a set or encap struct. */
 		rte_rcu_qsbr_quiescent(worker_rcu, id);
+		/*
+		 * Labs and shared hosts: give the CPU back when idle. Offline while asleep so a
+		 * table swap never waits for a sleeping worker.
+		 */
+		if (got == 0 && worker_params.idle_sleep_us) {
+			rte_rcu_qsbr_thread_offline(worker_rcu, id);
+			rte_delay_us_sleep(worker_params.idle_sleep_us);
+			rte_rcu_qsbr_thread_online(worker_rcu, id);
+		}
 	}
 	rte_rcu_qsbr_thread_offline(worker_rcu, id);
 	rte_rcu_qsbr_thread_unregister(worker_rcu, id);

@@ -60,8 +60,9 @@ struct worker_encap {
 
 struct worker_params {
 	struct tide_hash_config hash;
-	uint32_t mtu;	/* largest outer IP packet, bytes */
-	uint32_t burst; /* packets per burst, <= CONFIG_BURST_MAX */
+	uint32_t mtu;		/* largest outer IP packet, bytes */
+	uint32_t burst;		/* packets per burst, <= CONFIG_BURST_MAX */
+	uint32_t idle_sleep_us; /* sleep after a loop with no packet; 0 = busy-poll */
 };
 
 extern volatile bool worker_quit;

@@ -123,7 +123,7 @@ def test_client_packets_reach_the_primary_proxy_encapsulated(lab):
             assert r.stdout.readline().strip() == "ready"
         config = {"table_file": str(table), "pool_names": ["dns"],
                   "hash_fields": ["src_addr", "src_port"], "gateway_mac": lab["rtr"],
-                  "source_ip": "10.99.0.2"}
+                  "source_ip": "10.99.0.2", "idle_sleep_us": 200}
         eal = ["-l", "0", "--vdev=net_af_packet0,iface=eth0"]
         with director(eal, config, tmp, netns=f"{NS}-dir") as (_, ctl):
             status = ctl.ok("status")
