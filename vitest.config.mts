@@ -3,6 +3,7 @@ import { defineConfig } from "vitest/config";
 // Test tiers are in the file name (cal.com habit):
 //   *.test.ts              unit: pure logic, no I/O beyond fixtures
 //   *.integration-test.ts  integration: real PostgreSQL (an embedded cluster the test run owns)
+//   *.lab-test.ts          lab: real network namespaces, directors and proxies (root; packages/lab)
 export default defineConfig({
   test: {
     reporters: ["default", "./packages/devstack/src/vitest-summary-reporter.ts"],
@@ -22,6 +23,16 @@ export default defineConfig({
           globalSetup: ["./packages/devstack/src/integration-global-setup.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        test: {
+          name: "lab",
+          include: ["packages/*/src/**/*.lab-test.ts", "apps/*/src/**/*.lab-test.ts"],
+          environment: "node",
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
           fileParallelism: false,
         },
       },

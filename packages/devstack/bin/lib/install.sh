@@ -13,10 +13,10 @@ PG_BIN_DIR=/usr/lib/postgresql/15/bin
 # Debian packages the data plane needs: DPDK 22.11 (director), jansson (control socket JSON),
 # OpenSSL libcrypto (table content hashes), clang + compiler-rt (libFuzzer, sanitizers),
 # clang-format (C style), scapy + pytest + jsonschema (packet tests), iproute2/ethtool (namespaces),
-# valgrind (instructions per packet in the benchmark).
+# valgrind (instructions per packet in the benchmark), bpftool + libbpf (tide-redirect, probes).
 TIDE_DATAPLANE_PACKAGES=(dpdk libdpdk-dev pkg-config make gcc clang llvm libclang-rt-14-dev
   clang-format libjansson-dev libssl-dev libpcap-dev python3-scapy python3-pytest python3-jsonschema
-  iproute2 ethtool valgrind)
+  iproute2 ethtool valgrind bpftool libbpf-dev libelf-dev zlib1g-dev)
 
 tide_install_system() {
   local missing=()
