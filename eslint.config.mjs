@@ -33,8 +33,8 @@ export default tseslint.config(
   },
   {
     // Configuration is parsed once per app (env.ts); raw process.env elsewhere is a bug (t3 habit).
-    files: ["apps/**/*.{ts,tsx}", "packages/api/**/*.ts", "packages/db/src/**/*.ts"],
-    ignores: ["**/env.ts", "**/*.test.ts", "**/*.integration-test.ts", "apps/tidectl/**"],
+    files: ["apps/**/*.{ts,tsx}", "packages/api/**/*.ts", "packages/db/src/**/*.ts", "packages/lab/src/**/*.ts"],
+    ignores: ["**/env.ts", "**/*.test.ts", "**/*.integration-test.ts", "**/*.lab-test.ts", "apps/tidectl/**"],
     rules: {
       "no-restricted-properties": [
         "error",

@@ -1,0 +1,52 @@
+/**
+ * @tide/lab: lab topologies of network namespaces running the real data plane.
+ *
+ *   const lab = await up();                       // the "glb" topology, all proxies active
+ *   const driver = await lab.clientDriver();
+ *   await driver.open(20);                        // 20 streams through the VIP
+ *   await lab.pushTable({ prx1: "draining" });    // every director, hash checked
+ *   summarizeConnections(await driver.close());
+ *   await lab.down();
+ */
+export { up, down, attach, Lab, DEFAULT_IDLE_SLEEP_US, TEST_SERVER_SCRIPT } from "./lab";
+export type {
+  LabOptions,
+  DownOptions,
+  LabStatus,
+  DirectorStatusSummary,
+  ProxyStatusSummary,
+  PushTableResult,
+} from "./lab";
+export * from "./topology";
+export * from "./errors";
+export {
+  buildLabTable,
+  labBinds,
+  labTableSpec,
+  LAB_HASH_FIELDS,
+  LAB_HASH_KEY,
+  LAB_POOL,
+  LAB_SEED,
+} from "./lab-table";
+export type { LabTable, ProxyHealth, ProxyStates } from "./lab-table";
+export { DirectorControl } from "./director-control";
+export {
+  RedirectControl,
+  REDIRECT_COUNTER_NAMES,
+  parseRedirectCounters,
+  type RedirectCounters,
+  type RedirectCounterName,
+} from "./redirect-control";
+export {
+  ClientDriver,
+  ConnectionReport,
+  ConnectionState,
+  HttpResult,
+  summarizeConnections,
+  type CloseOptions,
+  type ConnectionSummary,
+  type OpenOptions,
+} from "./client-driver";
+export { parseNetCounters, diffNetCounters, type NetCounters } from "./net-counters";
+export { LabStateFile, labPaths, type LabPaths } from "./lab-files";
+export type { CommandResult, RunOptions } from "./host-command";

@@ -1,0 +1,811 @@
+/**
+ * Bringing the "glb" lab up and down, and the Lab handle scenarios drive it with.
+ *
+ * Lifecycle: up() first removes whatever an earlier run left (processes from the state file, every
+ * <prefix>-* namespace, EAL runtime directories), then creates namespaces and veths (topology.ts's
+ * plan), starts the proxies' test servers and tide-redirect (when built), starts the directors and
+ * pushes the all-active table to them, checking every director reports the same content hash.
+ * Processes are detached and recorded in the state file, so `npm run lab -- down` from another
+ * process (or the next up after a crash) finds and stops them.
+ */
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { setTimeout as sleep } from "node:timers/promises";
+import { type DirectorCounters } from "@tide/contracts";
+import { type ProxyState } from "@tide/forwarding";
+import { ClientDriver, CLIENT_DRIVER_SCRIPT } from "./client-driver";
+import { waitForSocket } from "./control-socket";
+import { DirectorControl } from "./director-control";
+import { labEnv, type LabEnvironment } from "./env";
+import { LabError, isLabError } from "./errors";
+import {
+  directorLaunch,
+  labPaths,
+  LAB_STATE_VERSION,
+  readStateFile,
+  redirectArgv,
+  testServerArgv,
+  writeFileAtomic,
+  writeStateFile,
+  type LabPaths,
+  type LabStateFile,
+} from "./lab-files";
+import { isAlive, logTail, spawnDetached, stopPid, stopProcess, type LabProcessRecord } from "./lab-process";
+import { buildLabTable, LAB_POOL, type ProxyHealth, type ProxyStates } from "./lab-table";
+import {
+  listNamespaces,
+  namespacePids,
+  runCommand,
+  runInNamespace,
+  type CommandResult,
+  type RunOptions,
+} from "./host-command";
+import { parseNetCounters, type NetCounters } from "./net-counters";
+import { RedirectControl, type RedirectCounters } from "./redirect-control";
+import {
+  buildGlbTopology,
+  buildSetupPlan,
+  directorNode,
+  linkNamed,
+  namespaceOf,
+  proxyNode,
+  vipRouteArgv,
+  type GlbTopology,
+  type GlbTopologyOptions,
+} from "./topology";
+
+export const TEST_SERVER_SCRIPT = fileURLToPath(new URL("../assets/test-server.mjs", import.meta.url));
+/** Where EAL keeps a run's runtime directory (named after --file-prefix) when running as root. */
+const DPDK_RUNTIME_DIR = "/var/run/dpdk";
+/** Default sleep of an idle director loop, microseconds: two directors share the lab's 2 CPUs. */
+export const DEFAULT_IDLE_SLEEP_US = 100;
+const DIRECTOR_START_TIMEOUT_MS = 30_000;
+const REDIRECT_START_TIMEOUT_MS = 15_000;
+const SERVER_START_TIMEOUT_MS = 10_000;
+
+export interface LabOptions extends GlbTopologyOptions {
+  /** Tear down and rebuild even when a healthy lab with the same options runs (default false). */
+  fresh?: boolean;
+  /**
+   * Run tide-redirect on the proxies: "auto" (default) when dataplane/build/tide-redirect exists,
+   * true to require it, false never. Without it GUE reaches the proxies but is not decapsulated.
+   */
+  redirect?: boolean | "auto";
+  /** Director idle sleep, microseconds (default 100). */
+  idleSleepUs?: number;
+  /** Proxy states of the first table (default: all active). */
+  states?: ProxyStates;
+  /**
+   * Sysctls per proxy applied before its test server listens (listen() reads somaxconn then), e.g.
+   * { prx1: { "net.ipv4.tcp_syncookies": 0, "net.core.somaxconn": 64 } }.
+   */
+  proxySysctls?: Partial<Record<string, Record<string, string | number>>>;
+  /** listen() backlog of the test servers (default 511; capped by net.core.somaxconn). */
+  serverBacklog?: number;
+  /** Progress lines (default: none). */
+  log?: (line: string) => void;
+  /** Binaries and the state root (default: env.ts). */
+  env?: LabEnvironment;
+}
+
+/** Options that change what is built: a running lab is reused only if they are equal. */
+function buildOptions(o: LabOptions): Record<string, unknown> {
+  return {
+    prefix: o.prefix ?? null,
+    directors: o.directors ?? null,
+    proxies: o.proxies ?? null,
+    fabricMtu: o.fabricMtu ?? null,
+    clientMtu: o.clientMtu ?? null,
+    redirect: o.redirect ?? "auto",
+    idleSleepUs: o.idleSleepUs ?? DEFAULT_IDLE_SLEEP_US,
+    proxySysctls: o.proxySysctls ?? {},
+    serverBacklog: o.serverBacklog ?? 511,
+  };
+}
+
+export interface PushTableResult {
+  /** Content hash every running director now reports for the pool. */
+  hash: string;
+  states: Record<string, ProxyState>;
+  /** Table generation per director that loaded it. */
+  generations: Record<string, number>;
+}
+
+export interface DirectorStatusSummary {
+  name: string;
+  running: boolean;
+  inEcmp: boolean;
+  tableHash: string | null;
+  generation: number | null;
+  counters: DirectorCounters | null;
+  error: string | null;
+}
+
+export interface ProxyStatusSummary {
+  name: string;
+  address: string;
+  state: ProxyState | null;
+  serverRunning: boolean;
+  redirectRunning: boolean;
+  redirectCounters: RedirectCounters | null;
+  /** GUE datagrams the kernel found no socket for (what arrives when nothing decapsulates). */
+  udpNoPorts: number | null;
+  error: string | null;
+}
+
+export interface LabStatus {
+  topology: string;
+  prefix: string;
+  vip: string;
+  ready: boolean;
+  redirect: boolean;
+  tableHash: string | null;
+  namespaces: { name: string; exists: boolean }[];
+  processes: { key: string; kind: string; pid: number; alive: boolean }[];
+  ecmp: string[];
+  directors: DirectorStatusSummary[];
+  proxies: ProxyStatusSummary[];
+}
+
+const noLog = () => {};
+
+function assertRoot(): void {
+  if (typeof process.getuid === "function" && process.getuid() !== 0) {
+    throw new LabError("not_root", "the lab needs root (network namespaces, veths, af_packet)");
+  }
+}
+
+/** Brings the lab up (or returns the healthy one already running with the same options). */
+export async function up(options: LabOptions = {}): Promise<Lab> {
+  assertRoot();
+  const env = options.env ?? labEnv;
+  const log = options.log ?? noLog;
+  const topology = buildGlbTopology(options);
+  const paths = labPaths(env.labRoot, topology.name);
+  if (!existsSync(env.directorBin)) {
+    throw new LabError("binary_missing", `${env.directorBin} is missing: make -C dataplane director`);
+  }
+  const redirectWanted = options.redirect ?? "auto";
+  const redirect = redirectWanted === "auto" ? existsSync(env.redirectBin) : redirectWanted;
+  if (redirect && !existsSync(env.redirectBin)) {
+    throw new LabError("binary_missing", `${env.redirectBin} is missing (redirect: true)`);
+  }
+
+  if (!options.fresh) {
+    const running = await attach({ ...options, env });
+    if (running) {
+      const same = JSON.stringify(running.stateSnapshot().options) === JSON.stringify(buildOptions(options));
+      if (same && (await running.healthy())) {
+        log(`reusing the running ${topology.name} lab`);
+        return running;
+      }
+      running.close();
+    }
+  }
+  await removeLab(topology.prefix, paths, log);
+
+  const state: LabStateFile = {
+    version: LAB_STATE_VERSION,
+    topology: topology.name,
+    prefix: topology.prefix,
+    options: buildOptions(options),
+    createdAt: new Date().toISOString(),
+    ownerPid: process.pid,
+    ready: false,
+    namespaces: topology.namespaces,
+    processes: [],
+    dpdkPrefixes: [],
+    ecmp: topology.directors.map((d) => d.name),
+    redirect,
+    table: null,
+  };
+  writeStateFile(paths.stateFile, state);
+  const lab = new Lab(topology, paths, env, state);
+  try {
+    log(`creating ${topology.namespaces.length} namespaces and ${topology.links.length} links`);
+    for (const step of buildSetupPlan(topology)) {
+      await runCommand(step.argv, { allowFailure: step.allowFailure ?? false });
+    }
+    for (const [proxy, sysctls] of Object.entries(options.proxySysctls ?? {})) {
+      for (const [key, value] of Object.entries(sysctls ?? {})) await lab.setSysctl(proxy, key, value);
+    }
+    log(
+      "starting test servers" +
+        (redirect ? " and tide-redirect" : " (tide-redirect not built: no GUE decap)"),
+    );
+    await Promise.all(
+      topology.proxies.map(async (p) => {
+        await lab.startTestServer(p.name, options.serverBacklog ?? 511);
+        if (redirect) await lab.startRedirect(p.name);
+      }),
+    );
+    log(`starting ${topology.directors.length} directors`);
+    await Promise.all(topology.directors.map((d) => lab.startDirector(d.name, options.idleSleepUs)));
+    const table = await lab.pushTable(options.states ?? {});
+    log(`table ${table.hash.slice(0, 12)} served by ${Object.keys(table.generations).join(", ")}`);
+    lab.markReady();
+    return lab;
+  } catch (e) {
+    lab.close();
+    await removeLab(topology.prefix, paths, log).catch(() => {});
+    throw e;
+  }
+}
+
+/** The running lab from its state file, or null (nothing recorded or the state file is unreadable). */
+export async function attach(options: LabOptions = {}): Promise<Lab | null> {
+  const env = options.env ?? labEnv;
+  const topology = buildGlbTopology(options);
+  const paths = labPaths(env.labRoot, topology.name);
+  const state = readStateFile(paths.stateFile);
+  if (!state || state.prefix !== topology.prefix) return null;
+  // Rebuild the topology the lab was made with (directors/proxies counts, MTU), not the caller's.
+  const recorded = state.options;
+  const built = buildGlbTopology({
+    prefix: state.prefix,
+    directors: typeof recorded.directors === "number" ? recorded.directors : undefined,
+    proxies: typeof recorded.proxies === "number" ? recorded.proxies : undefined,
+    fabricMtu: typeof recorded.fabricMtu === "number" ? recorded.fabricMtu : undefined,
+    clientMtu: typeof recorded.clientMtu === "number" ? recorded.clientMtu : undefined,
+  });
+  return new Lab(built, paths, env, state);
+}
+
+export interface DownOptions {
+  prefix?: string;
+  env?: LabEnvironment;
+  log?: (line: string) => void;
+}
+
+/** Stops every lab process, removes every <prefix>-* namespace and the state directory. */
+export async function down(options: DownOptions = {}): Promise<void> {
+  assertRoot();
+  const env = options.env ?? labEnv;
+  const topology = buildGlbTopology({ prefix: options.prefix });
+  await removeLab(topology.prefix, labPaths(env.labRoot, topology.name), options.log ?? noLog);
+}
+
+/**
+ * Removes what a run left: recorded processes (SIGTERM first: tide-redirect detaches its BPF
+ * program then; tide-director removes its socket), every process still in a <prefix>-* namespace,
+ * the namespaces (their veths go with them), EAL runtime directories and the state directory.
+ */
+async function removeLab(prefix: string, paths: LabPaths, log: (line: string) => void): Promise<void> {
+  const state = readStateFile(paths.stateFile);
+  if (state) {
+    await Promise.all(state.processes.map((p) => stopProcess(p, p.kind === "director" ? 10_000 : 5_000)));
+  }
+  const namespaces = (await listNamespaces()).filter((n) => n.startsWith(`${prefix}-`));
+  for (const namespace of namespaces) {
+    for (const pid of await namespacePids(namespace)) await stopPid(pid);
+    await runCommand(["ip", "netns", "del", namespace], { allowFailure: true });
+  }
+  if (namespaces.length > 0) log(`removed ${namespaces.length} namespaces`);
+  const dpdkPrefixes = new Set(state?.dpdkPrefixes ?? []);
+  try {
+    for (const d of readdirSync(DPDK_RUNTIME_DIR)) if (d.startsWith(`${prefix}-`)) dpdkPrefixes.add(d);
+  } catch {
+    /* no runtime directory at all */
+  }
+  for (const p of dpdkPrefixes) rmSync(path.join(DPDK_RUNTIME_DIR, p), { recursive: true, force: true });
+  rmSync(paths.dir, { recursive: true, force: true });
+}
+
+export class Lab {
+  readonly topology: GlbTopology;
+  readonly paths: LabPaths;
+  private readonly env: LabEnvironment;
+  private state: LabStateFile;
+  private readonly directorClients = new Map<string, DirectorControl>();
+  private readonly redirectClients = new Map<string, RedirectControl>();
+  private readonly drivers = new Set<ClientDriver>();
+
+  /** Use up() or attach(). */
+  constructor(topology: GlbTopology, paths: LabPaths, env: LabEnvironment, state: LabStateFile) {
+    this.topology = topology;
+    this.paths = paths;
+    this.env = env;
+    this.state = state;
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Names and addresses
+
+  get vip(): string {
+    return this.topology.vip;
+  }
+
+  /** Director names (dir1, dir2, ...). */
+  get directors(): string[] {
+    return this.topology.directors.map((d) => d.name);
+  }
+
+  /** Proxy names (prx1, prx2, ...). */
+  get proxies(): string[] {
+    return this.topology.proxies.map((p) => p.name);
+  }
+
+  /** Whether tide-redirect runs on the proxies (GUE is decapsulated, connections work). */
+  get redirectEnabled(): boolean {
+    return this.state.redirect;
+  }
+
+  /** Proxy name by address (10.100.12.2 -> prx2), e.g. for a director's explain reply. */
+  proxyByAddress(address: string): string | undefined {
+    return this.topology.proxies.find((p) => p.address === address)?.name;
+  }
+
+  /** A copy of the state file's content. */
+  stateSnapshot(): LabStateFile {
+    return structuredClone(this.state);
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Commands in namespaces
+
+  /** Runs argv inside a node's namespace (client, router, dir1, prx2, or a full namespace name). */
+  exec(node: string, argv: readonly string[], options: RunOptions = {}): Promise<CommandResult> {
+    return runInNamespace(namespaceOf(this.topology, node), argv, options);
+  }
+
+  async setSysctl(node: string, key: string, value: string | number): Promise<void> {
+    if (!/^[a-z0-9_.\-/]+$/i.test(key)) throw new LabError("bad_argument", `bad sysctl key ${key}`);
+    await this.exec(node, ["sysctl", "-qw", `${key}=${value}`]);
+  }
+
+  async getSysctl(node: string, key: string): Promise<string> {
+    return (await this.exec(node, ["sysctl", "-n", key])).stdout.trim();
+  }
+
+  /**
+   * Common proxy tunables. somaxconn applies to listen() calls made afterwards: restart the test
+   * server (restartTestServer) for its listeners to pick it up.
+   */
+  async setProxySysctls(
+    proxy: string,
+    values: { tcpSyncookies?: 0 | 1 | 2; somaxconn?: number; tcpMaxSynBacklog?: number },
+  ) {
+    proxyNode(this.topology, proxy);
+    if (values.tcpSyncookies !== undefined)
+      await this.setSysctl(proxy, "net.ipv4.tcp_syncookies", values.tcpSyncookies);
+    if (values.somaxconn !== undefined) await this.setSysctl(proxy, "net.core.somaxconn", values.somaxconn);
+    if (values.tcpMaxSynBacklog !== undefined) {
+      await this.setSysctl(proxy, "net.ipv4.tcp_max_syn_backlog", values.tcpMaxSynBacklog);
+    }
+  }
+
+  /** /proc/net/snmp + /proc/net/netstat as seen inside a node's namespace. */
+  async netCounters(node: string): Promise<NetCounters> {
+    const { stdout } = await this.exec(node, ["cat", "/proc/net/snmp", "/proc/net/netstat"]);
+    return parseNetCounters(stdout);
+  }
+
+  /**
+   * Sets the MTU of a router link (client, dir1, prx2): by default only the router's end, so the
+   * router must send ICMP frag-needed for bigger packets (the PMTU scenario); "peer" or "both" too.
+   */
+  async setLinkMtu(link: string, mtu: number, side: "router" | "peer" | "both" = "router"): Promise<void> {
+    if (!Number.isInteger(mtu) || mtu < 68 || mtu > 65535)
+      throw new LabError("bad_argument", `bad MTU ${mtu}`);
+    const l = linkNamed(this.topology, link);
+    const ends = side === "both" ? [l.router, l.peer] : [side === "router" ? l.router : l.peer];
+    for (const end of ends) {
+      await runCommand(["ip", "-n", end.namespace, "link", "set", "dev", end.ifname, "mtu", String(mtu)]);
+    }
+  }
+
+  /** The MTU of a router link, router side and peer side. */
+  async linkMtu(link: string): Promise<{ router: number; peer: number }> {
+    const l = linkNamed(this.topology, link);
+    const read = async (ns: string, ifname: string) => {
+      const { stdout } = await runCommand(["ip", "-n", ns, "-j", "link", "show", "dev", ifname]);
+      const parsed = JSON.parse(stdout) as { mtu?: number }[];
+      return parsed[0]?.mtu ?? 0;
+    };
+    return {
+      router: await read(l.router.namespace, l.router.ifname),
+      peer: await read(l.peer.namespace, l.peer.ifname),
+    };
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // The forwarding table
+
+  /**
+   * Builds the table for these proxy states (omitted proxies: active; omitted health: healthy),
+   * writes it atomically, loads it on every running director and checks each reports its hash.
+   */
+  async pushTable(states: ProxyStates = {}, health: ProxyHealth = {}): Promise<PushTableResult> {
+    const table = buildLabTable(this.topology, states, health);
+    writeFileAtomic(this.paths.tableFile, table.bytes);
+    const generations: Record<string, number> = {};
+    const mismatches: Record<string, string> = {};
+    const running = this.runningDirectors();
+    await Promise.all(
+      running.map(async (name) => {
+        const result = await this.directorControl(name).loadTable(this.paths.tableFile, [LAB_POOL]);
+        const pool = result.pools.find((p) => p.name === LAB_POOL);
+        generations[name] = result.generation;
+        if (pool?.content_hash !== table.hash) mismatches[name] = pool?.content_hash ?? "none";
+      }),
+    );
+    if (Object.keys(mismatches).length > 0) {
+      throw new LabError("hash_mismatch", `directors serve another table than ${table.hash}`, {
+        expected: table.hash,
+        mismatches,
+      });
+    }
+    this.state.table = { hash: table.hash, states: table.states, health: table.health };
+    this.save();
+    return { hash: table.hash, states: table.states, generations };
+  }
+
+  /** The table last pushed (hash and states), or null. */
+  get table(): LabStateFile["table"] {
+    return this.state.table ? structuredClone(this.state.table) : null;
+  }
+
+  /** The content hash each running director reports for the pool (null: none loaded). */
+  async tableHashes(): Promise<Record<string, string | null>> {
+    const out: Record<string, string | null> = {};
+    for (const name of this.runningDirectors()) {
+      const status = await this.directorControl(name).status();
+      out[name] = status.pools.find((p) => p.name === LAB_POOL)?.content_hash ?? null;
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Directors
+
+  /** Directors whose process runs. */
+  runningDirectors(): string[] {
+    return this.directors.filter((name) => {
+      const rec = this.process(name);
+      return rec !== undefined && isAlive(rec);
+    });
+  }
+
+  /** Directors the router's VIP route points at. */
+  get ecmp(): string[] {
+    return [...this.state.ecmp];
+  }
+
+  /** Puts a director into the router's ECMP route for the VIP, or takes it out. */
+  async setDirectorEcmp(name: string, inEcmp: boolean): Promise<string[]> {
+    directorNode(this.topology, name);
+    const next = this.directors.filter((d) => (d === name ? inEcmp : this.state.ecmp.includes(d)));
+    await runCommand(vipRouteArgv(this.topology, next));
+    this.state.ecmp = next;
+    this.save();
+    return [...next];
+  }
+
+  /** Starts a director (if not running), waits for its socket, loads the current table. */
+  async startDirector(name: string, idleSleepUs?: number): Promise<void> {
+    const d = directorNode(this.topology, name);
+    const existing = this.process(name);
+    if (existing && isAlive(existing)) return;
+    if (existing) this.forget(name);
+    const idle =
+      idleSleepUs ?? (this.state.options.idleSleepUs as number | undefined) ?? DEFAULT_IDLE_SLEEP_US;
+    const launch = directorLaunch(this.topology, d, {
+      directorBin: this.env.directorBin,
+      paths: this.paths,
+      idleSleepUs: idle,
+      runId: `${process.pid.toString(36)}${Date.now().toString(36)}`,
+      tableFile: existsSync(this.paths.tableFile) ? this.paths.tableFile : null,
+    });
+    writeFileAtomic(this.paths.directorConfig(name), `${JSON.stringify(launch.config, null, 2)}\n`);
+    const socket = this.paths.directorSocket(name);
+    rmSync(socket, { force: true });
+    this.state.dpdkPrefixes.push(launch.filePrefix);
+    const rec = this.record(
+      spawnDetached({
+        key: name,
+        kind: "director",
+        node: name,
+        argv: launch.argv,
+        log: this.paths.log(name),
+      }),
+    );
+    try {
+      await waitForSocket(socket, DIRECTOR_START_TIMEOUT_MS, () => isAlive(rec));
+    } catch (e) {
+      throw this.startFailure(rec, e);
+    }
+    this.directorClients.get(name)?.close();
+    this.directorClients.delete(name);
+    if (this.state.table) {
+      const result = await this.directorControl(name).loadTable(this.paths.tableFile, [LAB_POOL]);
+      const hash = result.pools.find((p) => p.name === LAB_POOL)?.content_hash;
+      if (hash !== this.state.table.hash) {
+        throw new LabError(
+          "hash_mismatch",
+          `${name} serves ${hash ?? "no table"}, expected ${this.state.table.hash}`,
+        );
+      }
+    }
+  }
+
+  /**
+   * Stops a director (SIGTERM; it removes its socket). The router still sends it its share of
+   * flows unless setDirectorEcmp(name, false) took it out: that is the "director died" case.
+   */
+  async stopDirector(name: string): Promise<void> {
+    directorNode(this.topology, name);
+    this.directorClients.get(name)?.close();
+    this.directorClients.delete(name);
+    const rec = this.process(name);
+    if (!rec) return;
+    await stopProcess(rec, 10_000);
+    this.forget(name);
+    const prefix = this.state.dpdkPrefixes.find((p) => p.startsWith(`${this.topology.prefix}-${name}-`));
+    if (prefix) {
+      rmSync(path.join(DPDK_RUNTIME_DIR, prefix), { recursive: true, force: true });
+      this.state.dpdkPrefixes = this.state.dpdkPrefixes.filter((p) => p !== prefix);
+      this.save();
+    }
+  }
+
+  /** Typed control client of a director (one connection, reused; contract-validated replies). */
+  directorControl(name: string): DirectorControl {
+    directorNode(this.topology, name);
+    let c = this.directorClients.get(name);
+    if (!c) {
+      c = new DirectorControl(name, this.paths.directorSocket(name));
+      this.directorClients.set(name, c);
+    }
+    return c;
+  }
+
+  /** Counters of every running director, summed (what reached the proxies in total). */
+  async directorTotals(): Promise<Record<string, DirectorCounters>> {
+    const out: Record<string, DirectorCounters> = {};
+    for (const name of this.runningDirectors()) out[name] = (await this.directorControl(name).stats()).totals;
+    return out;
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Proxies
+
+  /** Control client of a proxy's tide-redirect; not_running when the lab runs without it. */
+  redirectControl(proxy: string): RedirectControl {
+    proxyNode(this.topology, proxy);
+    if (!this.state.redirect) {
+      throw new LabError(
+        "not_running",
+        "tide-redirect is not running in this lab (not built, or redirect: false)",
+      );
+    }
+    let c = this.redirectClients.get(proxy);
+    if (!c) {
+      c = new RedirectControl(proxy, this.paths.redirectSocket(proxy));
+      this.redirectClients.set(proxy, c);
+    }
+    return c;
+  }
+
+  /** @internal used by up(); starts tide-redirect on a proxy's veth and waits for its socket. */
+  async startRedirect(proxy: string): Promise<void> {
+    const p = proxyNode(this.topology, proxy);
+    const key = `${proxy}.redirect`;
+    const socket = this.paths.redirectSocket(proxy);
+    rmSync(socket, { force: true });
+    const rec = this.record(
+      spawnDetached({
+        key,
+        kind: "redirect",
+        node: proxy,
+        argv: redirectArgv(this.topology, p, this.env.redirectBin, this.paths),
+        log: this.paths.log(key),
+      }),
+    );
+    try {
+      await waitForSocket(socket, REDIRECT_START_TIMEOUT_MS, () => isAlive(rec));
+    } catch (e) {
+      throw this.startFailure(rec, e);
+    }
+  }
+
+  /** @internal used by up(); starts a proxy's test server and waits for its "ready" line. */
+  async startTestServer(proxy: string, backlog = 511): Promise<void> {
+    const p = proxyNode(this.topology, proxy);
+    const key = `${proxy}.server`;
+    const log = this.paths.log(key);
+    rmSync(log, { force: true });
+    const argv = testServerArgv(this.topology, p, {
+      nodeBin: this.env.nodeBin,
+      script: TEST_SERVER_SCRIPT,
+      backlog,
+    });
+    const rec = this.record(spawnDetached({ key, kind: "test-server", node: proxy, argv, log }));
+    const deadline = Date.now() + SERVER_START_TIMEOUT_MS;
+    for (;;) {
+      if (readLog(log).includes(`ready ${proxy}`)) return;
+      if (!isAlive(rec)) throw this.startFailure(rec, new LabError("process_exited", `${key} exited`));
+      if (Date.now() > deadline) throw this.startFailure(rec, new LabError("timeout", `${key} not ready`));
+      await sleep(25);
+    }
+  }
+
+  /** Restarts a proxy's test server (after changing somaxconn; its connections are reset). */
+  async restartTestServer(proxy: string, backlog?: number): Promise<void> {
+    const key = `${proxy}.server`;
+    const rec = this.process(key);
+    if (rec) {
+      await stopProcess(rec);
+      this.forget(key);
+    }
+    await this.startTestServer(
+      proxy,
+      backlog ?? (this.state.options.serverBacklog as number | undefined) ?? 511,
+    );
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Client
+
+  /** Starts a client driver in the client namespace; stop it with driver.stop() (down() does too). */
+  async clientDriver(): Promise<ClientDriver> {
+    const driver = new ClientDriver(
+      ["ip", "netns", "exec", this.topology.client.namespace, this.env.nodeBin, CLIENT_DRIVER_SCRIPT],
+      {
+        host: this.topology.vip,
+        port: this.topology.ports.stream,
+        httpBase: `http://${this.topology.vip}:${this.topology.ports.http}`,
+      },
+    );
+    this.drivers.add(driver);
+    await driver.started();
+    return driver;
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Status and teardown
+
+  /** Whether every namespace exists, every process runs and every running director answers. */
+  async healthy(): Promise<boolean> {
+    if (!this.state.ready) return false;
+    const existing = new Set(await listNamespaces());
+    if (!this.state.namespaces.every((n) => existing.has(n))) return false;
+    if (!this.state.processes.every((p) => isAlive(p))) return false;
+    try {
+      await this.tableHashes();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async status(): Promise<LabStatus> {
+    const existing = new Set(await listNamespaces());
+    const table = this.state.table;
+    const directors: DirectorStatusSummary[] = [];
+    for (const name of this.directors) {
+      const rec = this.process(name);
+      const running = rec !== undefined && isAlive(rec);
+      const summary: DirectorStatusSummary = {
+        name,
+        running,
+        inEcmp: this.state.ecmp.includes(name),
+        tableHash: null,
+        generation: null,
+        counters: null,
+        error: null,
+      };
+      if (running) {
+        try {
+          const ctl = this.directorControl(name);
+          const status = await ctl.status();
+          summary.tableHash = status.pools.find((p) => p.name === LAB_POOL)?.content_hash ?? null;
+          summary.generation = status.table?.generation ?? null;
+          summary.counters = (await ctl.stats()).totals;
+        } catch (e) {
+          summary.error = (e as Error).message;
+        }
+      }
+      directors.push(summary);
+    }
+    const proxies: ProxyStatusSummary[] = [];
+    for (const p of this.topology.proxies) {
+      const server = this.process(`${p.name}.server`);
+      const redirect = this.process(`${p.name}.redirect`);
+      const summary: ProxyStatusSummary = {
+        name: p.name,
+        address: p.address,
+        state: table?.states[p.name] ?? null,
+        serverRunning: server !== undefined && isAlive(server),
+        redirectRunning: redirect !== undefined && isAlive(redirect),
+        redirectCounters: null,
+        udpNoPorts: null,
+        error: null,
+      };
+      try {
+        if (existing.has(p.namespace))
+          summary.udpNoPorts = (await this.netCounters(p.name)).Udp?.NoPorts ?? null;
+        if (summary.redirectRunning) summary.redirectCounters = await this.redirectControl(p.name).counters();
+      } catch (e) {
+        summary.error = (e as Error).message;
+      }
+      proxies.push(summary);
+    }
+    return {
+      topology: this.topology.name,
+      prefix: this.topology.prefix,
+      vip: this.topology.vip,
+      ready: this.state.ready,
+      redirect: this.state.redirect,
+      tableHash: table?.hash ?? null,
+      namespaces: this.state.namespaces.map((name) => ({ name, exists: existing.has(name) })),
+      processes: this.state.processes.map((p) => ({
+        key: p.key,
+        kind: p.kind,
+        pid: p.pid,
+        alive: isAlive(p),
+      })),
+      ecmp: [...this.state.ecmp],
+      directors,
+      proxies,
+    };
+  }
+
+  /** Closes this handle's sockets and client drivers; the lab keeps running. */
+  close(): void {
+    for (const c of this.directorClients.values()) c.close();
+    for (const c of this.redirectClients.values()) c.close();
+    this.directorClients.clear();
+    this.redirectClients.clear();
+  }
+
+  /** Stops the client drivers, then removes the whole lab (processes, namespaces, state). */
+  async down(options: { log?: (line: string) => void } = {}): Promise<void> {
+    await Promise.all([...this.drivers].map((d) => d.stop().catch(() => {})));
+    this.drivers.clear();
+    this.close();
+    await removeLab(this.topology.prefix, this.paths, options.log ?? noLog);
+  }
+
+  /** @internal */
+  markReady(): void {
+    this.state.ready = true;
+    this.save();
+  }
+
+  private process(key: string): LabProcessRecord | undefined {
+    return this.state.processes.find((p) => p.key === key);
+  }
+
+  private record(rec: LabProcessRecord): LabProcessRecord {
+    this.state.processes = [...this.state.processes.filter((p) => p.key !== rec.key), rec];
+    this.save();
+    return rec;
+  }
+
+  private forget(key: string): void {
+    this.state.processes = this.state.processes.filter((p) => p.key !== key);
+    this.save();
+  }
+
+  private startFailure(rec: LabProcessRecord, cause: unknown): LabError {
+    const tail = logTail(rec.log);
+    const code = isLabError(cause) ? cause.code : "process_exited";
+    return new LabError(code, `${rec.key} did not start: ${(cause as Error).message}\n${tail}`, {
+      argv: rec.argv,
+      log: rec.log,
+    });
+  }
+
+  private save(): void {
+    writeStateFile(this.paths.stateFile, this.state);
+  }
+}
+
+function readLog(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return "";
+  }
+}
