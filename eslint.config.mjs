@@ -33,7 +33,12 @@ export default tseslint.config(
   },
   {
     // Configuration is parsed once per app (env.ts); raw process.env elsewhere is a bug (t3 habit).
-    files: ["apps/**/*.{ts,tsx}", "packages/api/**/*.ts", "packages/db/src/**/*.ts", "packages/lab/src/**/*.ts"],
+    files: [
+      "apps/**/*.{ts,tsx}",
+      "packages/api/**/*.ts",
+      "packages/db/src/**/*.ts",
+      "packages/lab/src/**/*.ts",
+    ],
     ignores: ["**/env.ts", "**/*.test.ts", "**/*.integration-test.ts", "**/*.lab-test.ts", "apps/tidectl/**"],
     rules: {
       "no-restricted-properties": [
