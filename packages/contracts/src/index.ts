@@ -5,3 +5,4 @@ export * from "./proxy-state-machine";
 export * from "./auth";
 export * from "./tables";
 export * from "./director-control";
+export * from "./redirect-control";

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket of tide-redirect: a UNIX stream server speaking newline-delimited JSON with
+ * tide-director's conventions (request {"id"?, "cmd", ...}; reply {"id", "ok", "result"|"error"};
+ * error codes bad_request, unknown_command, line_too_long, internal). Commands: status, stats,
+ * config. Served from the daemon's main loop; no thread.
+ */
+#ifndef TIDE_REDIRECT_CONTROL_H
+#define TIDE_REDIRECT_CONTROL_H
+
+#include "tide_redirect.h"
+
+/* Longest request line, bytes (without the newline). */
+#define CONTROL_LINE_MAX 65536u
+#define CONTROL_MAX_CLIENTS 64u
+/* A client whose unread replies exceed this is disconnected, bytes. */
+#define CONTROL_OUT_MAX (16u << 20)
+
+/* Creates the socket at `path` (unlinks a stale one, binds, chmod 0660, listens). 0 or -errno. */
+int control_open(struct redirect_state *st, const char *path);
+
+/* Waits up to `timeout_ms` for socket events and serves them. Returns 0 or -errno. */
+int control_poll(int timeout_ms);
+
+/* Closes every connection and removes the socket file. */
+void control_close(void);
+
+#endif /* TIDE_REDIRECT_CONTROL_H */

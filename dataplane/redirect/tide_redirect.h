@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tide-redirect daemon: state shared by the lifecycle (tide_redirect.c) and the control socket
+ * (control.c). One process serves one interface in one network namespace.
+ */
+#ifndef TIDE_REDIRECT_H
+#define TIDE_REDIRECT_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include "tide_redirect_structs.h"
+
+#ifndef TIDE_VERSION
+#define TIDE_VERSION "0.1.0"
+#endif
+
+/* Longest netns name accepted (a file name under /var/run/netns), bytes. */
+#define REDIRECT_NETNS_MAX 256
+
+struct tide_redirect_bpf;
+
+struct redirect_state {
+	struct tide_redirect_bpf *skel;
+	char iface[IF_NAMESIZE];
+	int ifindex;
+	char netns[REDIRECT_NETNS_MAX]; /* empty: the namespace the daemon started in */
+	unsigned int prog_id;
+	struct tide_redirect_config cfg; /* what the config map holds */
+	struct timespec started_real, started_mono;
+};
+
+/* JSON names of the counters, by enum tide_redirect_counter. */
+extern const char *const redirect_counter_names[TR_COUNTER_COUNT];
+
+/* Writes `cfg` to the config map and keeps it as the config in force. Returns 0 or -errno. */
+int redirect_config_apply(struct redirect_state *st, const struct tide_redirect_config *cfg);
+
+/* Reads the stats map summed over the possible CPUs. Returns 0 or -errno. */
+int redirect_counters_read(const struct redirect_state *st, __u64 out[TR_COUNTER_COUNT]);
+
+#endif /* TIDE_REDIRECT_H */

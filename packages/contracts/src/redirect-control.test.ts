@@ -1,0 +1,237 @@
+import { readFile } from "node:fs/promises";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import { REDIRECT_CONTROL_SCHEMA_FILE, renderRedirectControlSchema } from "../scripts/generate-json-schema";
+import {
+  REDIRECT_CONTROL_MAX_LINE_BYTES,
+  REDIRECT_CONTROL_PROTOCOL_VERSION,
+  REDIRECT_CONTROL_SOCKET_PATH,
+  REDIRECT_DEFAULT_GUE_PORT,
+  REDIRECT_MAX_LOCAL_ADDRESSES,
+  RedirectControlReply,
+  RedirectControlRequest,
+  RedirectCounters,
+  RedirectStatusResult,
+  redirectControlJsonSchema,
+  redirectControlReplies,
+  type RedirectConfigResult,
+  type RedirectControlReplyFor,
+} from "./redirect-control";
+
+function counters(n = 0) {
+  return {
+    total: n,
+    accepted_syn: n,
+    accepted_established: n,
+    accepted_syn_cookie: n,
+    accepted_last_resort: n,
+    accepted_udp: n,
+    accepted_icmp: n,
+    accepted_pmtu: n,
+    forwarded_to_self: n,
+    forwarded_to_alternate: n,
+    not_gue: n,
+    dropped_malformed: n,
+    dropped_truncated: n,
+    forward_failed: n,
+    decap_failed: n,
+  };
+}
+
+/** Replies as tide-redirect printed them (dataplane/redirect, captured from a run). */
+const daemonStatus =
+  '{"id":1,"ok":true,"result":{"version":"0.1.0","pid":20822,"started_at":"2026-11-22T23:15:47.966Z",' +
+  '"uptime_s":1.676544903,"iface":"s0","ifindex":3,"netns":"trsmoke","attach":"tc-ingress","prog_id":7,' +
+  '"port":19523,"local_addresses":["10.9.0.1"]}}';
+const daemonStats =
+  '{"id":null,"ok":true,"result":{"counters":{"total":0,"accepted_syn":0,"accepted_established":0,' +
+  '"accepted_syn_cookie":0,"accepted_last_resort":0,"accepted_udp":0,"accepted_icmp":0,"accepted_pmtu":0,' +
+  '"forwarded_to_self":0,"forwarded_to_alternate":0,"not_gue":4,"dropped_malformed":0,' +
+  '"dropped_truncated":0,"forward_failed":0,"decap_failed":0}}}';
+const daemonConfig =
+  '{"id":null,"ok":true,"result":{"port":19524,"local_addresses":["10.9.0.1","10.9.0.7"]}}';
+const daemonError =
+  '{"id":null,"ok":false,"error":{"code":"unknown_command","message":"unknown command \\"nope\\" (status, stats, config)"}}';
+
+const statusResult = {
+  version: "0.1.0",
+  pid: 4242,
+  started_at: "2025-01-02T03:04:05.000Z",
+  uptime_s: 12.5,
+  iface: "eth0",
+  ifindex: 2,
+  netns: null,
+  attach: "tc-ingress",
+  prog_id: 31,
+  port: 19523,
+  local_addresses: ["10.0.0.1", "10.0.0.2"],
+};
+
+describe("redirect control constants", () => {
+  it("fix the protocol version, socket path, line limit, address limit and port", () => {
+    expect(REDIRECT_CONTROL_PROTOCOL_VERSION).toBe(1);
+    expect(REDIRECT_CONTROL_SOCKET_PATH).toBe("/run/tide/redirect.sock");
+    expect(REDIRECT_CONTROL_MAX_LINE_BYTES).toBe(65536);
+    expect(REDIRECT_MAX_LOCAL_ADDRESSES).toBe(16);
+    expect(REDIRECT_DEFAULT_GUE_PORT).toBe(19523);
+  });
+});
+
+describe("RedirectControlRequest", () => {
+  it.each([
+    { cmd: "status" },
+    { id: 1, cmd: "status" },
+    { id: "s", cmd: "stats" },
+    { cmd: "config" },
+    { cmd: "config", port: 19524 },
+    { id: 3, cmd: "config", local_addresses: ["10.0.0.1"] },
+    { cmd: "config", local_addresses: ["10.0.0.1", "10.0.0.2"], port: 1 },
+  ])("accepts %j", (line) => {
+    expect(RedirectControlRequest.parse(line)).toEqual(line);
+  });
+
+  it.each<[string, unknown]>([
+    ["an unknown command", { cmd: "reload" }],
+    ["a missing cmd", { id: 1 }],
+    ["an unknown field on status", { cmd: "status", verbose: true }],
+    ["an unknown field on stats", { cmd: "stats", reset: true }],
+    ["an unknown field on config", { cmd: "config", mtu: 1500 }],
+    ["port 0", { cmd: "config", port: 0 }],
+    ["port 65536", { cmd: "config", port: 65536 }],
+    ["a fractional port", { cmd: "config", port: 19523.5 }],
+    ["a port as a string", { cmd: "config", port: "19523" }],
+    ["no local addresses", { cmd: "config", local_addresses: [] }],
+    [
+      "17 local addresses",
+      { cmd: "config", local_addresses: Array.from({ length: 17 }, (_, i) => `10.0.0.${i}`) },
+    ],
+    ["a repeated local address", { cmd: "config", local_addresses: ["10.0.0.1", "10.0.0.1"] }],
+    ["an IPv6 local address", { cmd: "config", local_addresses: ["2001:db8::1"] }],
+    ["a local address as a string", { cmd: "config", local_addresses: "10.0.0.1" }],
+    ["a null id", { id: null, cmd: "status" }],
+    ["a fractional id", { id: 1.5, cmd: "status" }],
+  ])("rejects %s", (_what, line) => {
+    expect(RedirectControlRequest.safeParse(line).success).toBe(false);
+  });
+});
+
+describe("RedirectControlReply", () => {
+  it.each([daemonStatus, daemonStats, daemonConfig, daemonError])(
+    "accepts the daemon's own line %s",
+    (line) => {
+      const parsed: unknown = JSON.parse(line);
+      expect(RedirectControlReply.parse(parsed)).toEqual(parsed);
+    },
+  );
+
+  it.each([
+    { id: 1, ok: true, result: statusResult },
+    { id: 2, ok: true, result: { ...statusResult, netns: "proxy1" } },
+    { id: "x", ok: true, result: { counters: counters(5) } },
+    { id: null, ok: true, result: { port: 19523, local_addresses: ["192.0.2.1"] } },
+    {
+      id: null,
+      ok: false,
+      error: { code: "line_too_long", message: "request line longer than 65536 bytes" },
+    },
+    { id: 4, ok: false, error: { code: "bad_request", message: '"port" must be an integer 1..65535' } },
+  ])("accepts %j", (line) => {
+    expect(RedirectControlReply.parse(line)).toEqual(line);
+  });
+
+  it("takes u64 counters past 2^53 but not negative, fractional or unknown ones", () => {
+    expect(RedirectCounters.safeParse(counters(2 ** 60)).success).toBe(true);
+    expect(RedirectCounters.safeParse(counters(-1)).success).toBe(false);
+    expect(RedirectCounters.safeParse(counters(0.5)).success).toBe(false);
+    expect(RedirectCounters.safeParse({ ...counters(), dropped_other: 0 }).success).toBe(false);
+    const { decap_failed: _omitted, ...missing } = counters();
+    expect(RedirectCounters.safeParse(missing).success).toBe(false);
+  });
+
+  it.each<[string, unknown]>([
+    [
+      "an error code of the director only",
+      { id: 1, ok: false, error: { code: "invalid_table", message: "x" } },
+    ],
+    ["an error with detail", { id: 1, ok: false, error: { code: "internal", message: "x", detail: {} } }],
+    ["ok true with an error", { id: 1, ok: true, error: { code: "internal", message: "x" } }],
+    ["a missing id", { ok: true, result: { port: 19523, local_addresses: ["10.0.0.1"] } }],
+    ["an unknown field in a result", { id: 1, ok: true, result: { ...statusResult, mtu: 1500 } }],
+    ["another attach point", { id: 1, ok: true, result: { ...statusResult, attach: "xdp" } }],
+    ["an empty netns name", { id: 1, ok: true, result: { ...statusResult, netns: "" } }],
+    ["prog_id 0", { id: 1, ok: true, result: { ...statusResult, prog_id: 0 } }],
+    ["a result of no command", { id: 1, ok: true, result: { hello: "world" } }],
+  ])("rejects %s", (_what, line) => {
+    expect(RedirectControlReply.safeParse(line).success).toBe(false);
+  });
+
+  it("types and checks a command's own result", () => {
+    const reply = { id: 1, ok: true, result: { port: 19523, local_addresses: ["10.0.0.1"] } };
+    const parsed = redirectControlReplies.config.parse(reply);
+    expect(parsed).toEqual(reply);
+    expectTypeOf(parsed).toEqualTypeOf<RedirectControlReplyFor<"config">>();
+    expect(redirectControlReplies.status.safeParse(reply).success).toBe(false);
+    expectTypeOf<
+      Extract<RedirectControlReplyFor<"config">, { ok: true }>["result"]
+    >().toEqualTypeOf<RedirectConfigResult>();
+  });
+});
+
+describe("RedirectStatusResult", () => {
+  it.each<[string, unknown]>([
+    ["a local-time start", { ...statusResult, started_at: "2025-01-02T03:04:05+02:00" }],
+    ["a version that is not semver", { ...statusResult, version: "latest" }],
+    ["an interface name over 15 bytes", { ...statusResult, iface: "a-very-long-ifname" }],
+    ["no local address", { ...statusResult, local_addresses: [] }],
+  ])("rejects %s", (_what, result) => {
+    expect(RedirectStatusResult.safeParse(result).success).toBe(false);
+  });
+});
+
+describe("redirect-control.schema.json", () => {
+  it("is what `npm run schemas` generates (regenerate it after changing the zod schemas)", async () => {
+    const committed = await readFile(REDIRECT_CONTROL_SCHEMA_FILE, "utf8");
+    expect(committed).toBe(await renderRedirectControlSchema());
+  });
+
+  it("has $defs for the request, the reply and each result", () => {
+    const schema = redirectControlJsonSchema();
+    expect(Object.keys(schema.$defs ?? {})).toEqual(
+      expect.arrayContaining([
+        "RedirectControlRequest",
+        "RedirectControlReply",
+        "RedirectStatusResult",
+        "RedirectStatsResult",
+        "RedirectConfigResult",
+        "RedirectCounters",
+      ]),
+    );
+  });
+
+  it("describes every field and closes every object", () => {
+    const undescribed: string[] = [];
+    const open: string[] = [];
+    const visit = (node: unknown, path: string): void => {
+      if (Array.isArray(node)) {
+        node.forEach((n, i) => visit(n, `${path}/${i}`));
+        return;
+      }
+      if (typeof node !== "object" || node === null) return;
+      const obj = node as Record<string, unknown>;
+      if (obj.type === "object" && obj.properties !== undefined && obj.additionalProperties !== false) {
+        open.push(path);
+      }
+      if (obj.properties !== undefined) {
+        for (const [name, prop] of Object.entries(
+          obj.properties as Record<string, { description?: string }>,
+        )) {
+          if (typeof prop.description !== "string" || prop.description === "")
+            undescribed.push(`${path}/${name}`);
+        }
+      }
+      for (const [key, child] of Object.entries(obj)) visit(child, `${path}/${key}`);
+    };
+    visit(redirectControlJsonSchema(), "#");
+    expect(undescribed).toEqual([]);
+    expect(open).toEqual([]);
+  });
+});

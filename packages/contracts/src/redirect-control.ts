@@ -1,0 +1,268 @@
+import { z } from "zod";
+
+/**
+ * The tide-redirect control protocol (v1): what the agent and tidectl say to the proxy-side
+ * "second chance" daemon (dataplane/redirect) over its UNIX stream socket. Same framing and
+ * conventions as the director's (director-control.ts): newline-delimited JSON, one request object
+ * per line (at most 64 KiB), one reply per line in request order, many requests per connection; a
+ * malformed line gets an error reply and the connection stays open.
+ *
+ * Field names are snake_case because they are the wire names. Every object is strict.
+ * schemas/redirect-control.schema.json is generated from this file (`npm run schemas`).
+ */
+export const REDIRECT_CONTROL_PROTOCOL_VERSION = 1;
+
+/** Where the daemon listens unless told otherwise with --socket (mode 0660). */
+export const REDIRECT_CONTROL_SOCKET_PATH = "/run/tide/redirect.sock";
+
+/** Longest request line the daemon reads, in bytes, newline excluded; longer ones get line_too_long. */
+export const REDIRECT_CONTROL_MAX_LINE_BYTES = 64 * 1024;
+
+/** Most local IPv4 addresses the BPF program matches (TIDE_REDIRECT_MAX_LOCAL). */
+export const REDIRECT_MAX_LOCAL_ADDRESSES = 16;
+
+/** GUE UDP port unless configured otherwise (glb-director's). */
+export const REDIRECT_DEFAULT_GUE_PORT = 19523;
+
+// ---------------------------------------------------------------------------------------------------
+// Wire primitives
+
+const Ipv4Address = z.ipv4().describe("IPv4 address, dotted quad");
+
+const GuePort = z.int().min(1).max(65535).describe("GUE UDP destination port, 1..65535");
+
+const LocalAddresses = z
+  .array(Ipv4Address.describe("A local IPv4 address"))
+  .min(1)
+  .max(REDIRECT_MAX_LOCAL_ADDRESSES)
+  .refine((a) => new Set(a).size === a.length, "addresses must not repeat")
+  .describe(
+    "This host's IPv4 addresses (1..16, no repeats): GUE packets addressed to one of them are " +
+      "decided, others pass untouched; a next hop equal to one of them is forwarded_to_self",
+  );
+
+const Timestamp = z.iso.datetime().describe("RFC 3339 timestamp in UTC (Z)");
+
+/** A u64 counter (see director-control.ts: past 2^53 a JSON reader rounds it). */
+const Counter = z
+  .number()
+  .nonnegative()
+  .refine(Number.isInteger, "must be a whole number")
+  .meta({ type: "integer" });
+
+// ---------------------------------------------------------------------------------------------------
+// Requests
+
+export const RedirectControlCommand = z.enum(["status", "stats", "config"]).describe("A control command");
+export type RedirectControlCommand = z.infer<typeof RedirectControlCommand>;
+
+export const RedirectControlRequestId = z
+  .union([z.string(), z.int()])
+  .describe("Caller's request id, echoed back in the reply; a string or an integer");
+export type RedirectControlRequestId = z.infer<typeof RedirectControlRequestId>;
+
+const requestId = RedirectControlRequestId.optional().describe(
+  "Optional request id (string or integer), echoed back in the reply's id",
+);
+
+export const RedirectStatusRequest = z
+  .strictObject({
+    id: requestId,
+    cmd: z.literal("status").describe("Report version, interface, attachment and configuration"),
+  })
+  .describe("status: what the daemon runs and where it is attached; no arguments");
+export type RedirectStatusRequest = z.infer<typeof RedirectStatusRequest>;
+
+export const RedirectStatsRequest = z
+  .strictObject({
+    id: requestId,
+    cmd: z.literal("stats").describe("Report the packet counters, summed over CPUs"),
+  })
+  .describe("stats: decision counters of the BPF program; no arguments");
+export type RedirectStatsRequest = z.infer<typeof RedirectStatsRequest>;
+
+export const RedirectConfigRequest = z
+  .strictObject({
+    id: requestId,
+    cmd: z.literal("config").describe("Read, and optionally change, the configuration in force"),
+    local_addresses: LocalAddresses.optional().describe(
+      "New local IPv4 addresses (1..16, no repeats); absent keeps the current ones",
+    ),
+    port: GuePort.optional().describe("New GUE UDP port, 1..65535; absent keeps the current one"),
+  })
+  .describe(
+    "config: with no field, read the configuration; with fields, check them all, then change it at run time",
+  );
+export type RedirectConfigRequest = z.infer<typeof RedirectConfigRequest>;
+
+export const RedirectControlRequest = z
+  .discriminatedUnion("cmd", [RedirectStatusRequest, RedirectStatsRequest, RedirectConfigRequest])
+  .describe("One request line: a JSON object with cmd and that command's arguments, nothing else")
+  .meta({ id: "RedirectControlRequest" });
+export type RedirectControlRequest = z.infer<typeof RedirectControlRequest>;
+
+// ---------------------------------------------------------------------------------------------------
+// Errors
+
+export const RedirectControlErrorCode = z
+  .enum(["bad_request", "unknown_command", "line_too_long", "internal"])
+  .describe(
+    "bad_request: not JSON, not an object, or a missing, wrong-typed, invalid or unknown field; " +
+      "unknown_command: cmd names no command; line_too_long: request line over 64 KiB; " +
+      "internal: a map could not be read or written (a daemon or kernel problem)",
+  );
+export type RedirectControlErrorCode = z.infer<typeof RedirectControlErrorCode>;
+
+export const RedirectControlError = z
+  .strictObject({
+    code: RedirectControlErrorCode,
+    message: z.string().describe("What is wrong, for humans"),
+  })
+  .describe("Why a request failed: a code from a closed set and a message");
+export type RedirectControlError = z.infer<typeof RedirectControlError>;
+
+// ---------------------------------------------------------------------------------------------------
+// Results
+
+export const RedirectConfigResult = z
+  .strictObject({
+    port: GuePort.describe("GUE UDP port in force"),
+    local_addresses: LocalAddresses.describe("Local IPv4 addresses in force"),
+  })
+  .describe("config result: the configuration now in force")
+  .meta({ id: "RedirectConfigResult" });
+export type RedirectConfigResult = z.infer<typeof RedirectConfigResult>;
+
+export const RedirectStatusResult = z
+  .strictObject({
+    version: z
+      .string()
+      .regex(/^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?$/, "must be a semantic version")
+      .describe("tide-redirect version (semver, e.g. 0.1.0)"),
+    pid: z.int().min(1).describe("Daemon process id"),
+    started_at: Timestamp.describe("When the daemon started (RFC 3339, UTC)"),
+    uptime_s: z.number().nonnegative().describe("Seconds since the daemon started"),
+    iface: z.string().min(1).max(15).describe("Interface the program is attached to"),
+    ifindex: z.int().min(1).describe("Its interface index (in the daemon's network namespace)"),
+    netns: z
+      .string()
+      .min(1)
+      .nullable()
+      .describe("Named network namespace the daemon entered (--netns), or null for its own"),
+    attach: z.literal("tc-ingress").describe("Attach point: TC clsact ingress, direct action"),
+    prog_id: z.int().min(1).describe("Kernel id of the attached BPF program (bpftool prog show id N)"),
+    port: GuePort.describe("GUE UDP port in force"),
+    local_addresses: LocalAddresses.describe("Local IPv4 addresses in force"),
+  })
+  .describe("status result")
+  .meta({ id: "RedirectStatusResult" });
+export type RedirectStatusResult = z.infer<typeof RedirectStatusResult>;
+
+export const RedirectCounters = z
+  .strictObject({
+    total: Counter.describe("GUE packets seen (everything below except not_gue)"),
+    accepted_syn: Counter.describe("Accepted: inner TCP SYN without ACK (new connections stay here)"),
+    accepted_established: Counter.describe(
+      "Accepted: a local TCP socket (established, SYN-RECV or TIME-WAIT) owns the inner flow",
+    ),
+    accepted_syn_cookie: Counter.describe("Accepted: pure ACK with a valid SYN cookie of a local listener"),
+    accepted_last_resort: Counter.describe("Accepted: no owner and no hop left (next_hop >= hop_count)"),
+    accepted_udp: Counter.describe("Accepted: inner UDP"),
+    accepted_icmp: Counter.describe(
+      "Accepted: inner ICMP other than frag-needed / packet-too-big (echo probes)",
+    ),
+    accepted_pmtu: Counter.describe("Accepted: ICMP frag-needed / packet-too-big about a local flow"),
+    forwarded_to_self: Counter.describe("Accepted: the next hop is one of this host's addresses"),
+    forwarded_to_alternate: Counter.describe("Sent on to the next hop with the outer header rewritten"),
+    not_gue: Counter.describe("Not GUE for this host: passed through untouched (not part of total)"),
+    dropped_malformed: Counter.describe("Dropped: invalid GUE or inner header fields"),
+    dropped_truncated: Counter.describe("Dropped: shorter than its headers say"),
+    forward_failed: Counter.describe("Dropped: no route to the next hop, or the rewrite failed"),
+    decap_failed: Counter.describe("Dropped: the kernel refused to remove the outer headers"),
+  })
+  .describe("Packet counters of the BPF program, summed over CPUs (u64; may exceed 2^53)")
+  .meta({ id: "RedirectCounters" });
+export type RedirectCounters = z.infer<typeof RedirectCounters>;
+
+export const RedirectStatsResult = z
+  .strictObject({ counters: RedirectCounters.describe("Every counter, summed over all CPUs") })
+  .describe("stats result")
+  .meta({ id: "RedirectStatsResult" });
+export type RedirectStatsResult = z.infer<typeof RedirectStatsResult>;
+
+/** Each command's result schema. */
+export const redirectControlResults = {
+  status: RedirectStatusResult,
+  stats: RedirectStatsResult,
+  config: RedirectConfigResult,
+} as const satisfies Record<RedirectControlCommand, z.ZodType>;
+
+export type RedirectControlResultFor<C extends RedirectControlCommand> = z.infer<
+  (typeof redirectControlResults)[C]
+>;
+
+// ---------------------------------------------------------------------------------------------------
+// Replies
+
+const replyId = RedirectControlRequestId.nullable().describe(
+  "The request's id, or null if it had none or could not be read",
+);
+
+function successReply<R extends z.ZodType>(result: R) {
+  return z
+    .strictObject({
+      id: replyId,
+      ok: z.literal(true).describe("The command succeeded"),
+      result,
+    })
+    .describe("A successful reply: the command's result");
+}
+
+export const RedirectControlFailure = z
+  .strictObject({
+    id: replyId,
+    ok: z.literal(false).describe("The command failed; nothing changed"),
+    error: RedirectControlError,
+  })
+  .describe("A failed reply");
+export type RedirectControlFailure = z.infer<typeof RedirectControlFailure>;
+
+export const RedirectControlSuccess = successReply(
+  z
+    .union([RedirectStatusResult, RedirectStatsResult, RedirectConfigResult])
+    .describe("The result of the request's command"),
+);
+export type RedirectControlSuccess = z.infer<typeof RedirectControlSuccess>;
+
+export const RedirectControlReply = z
+  .discriminatedUnion("ok", [RedirectControlSuccess, RedirectControlFailure])
+  .describe("One reply line, in request order: ok with a result, or not ok with an error")
+  .meta({ id: "RedirectControlReply" });
+export type RedirectControlReply = z.infer<typeof RedirectControlReply>;
+
+function replyWith<R extends z.ZodType>(result: R) {
+  return z.discriminatedUnion("ok", [successReply(result), RedirectControlFailure]);
+}
+
+/** Each command's reply schema: its own result, or an error. */
+export const redirectControlReplies = {
+  status: replyWith(RedirectStatusResult),
+  stats: replyWith(RedirectStatsResult),
+  config: replyWith(RedirectConfigResult),
+} as const satisfies Record<RedirectControlCommand, z.ZodType>;
+
+export type RedirectControlReplyFor<C extends RedirectControlCommand> = z.infer<
+  (typeof redirectControlReplies)[C]
+>;
+
+/** JSON Schema (draft 2020-12) of the protocol: a line is a request or a reply; $defs name each part. */
+export function redirectControlJsonSchema() {
+  return z.toJSONSchema(
+    z.union([RedirectControlRequest, RedirectControlReply]).meta({
+      title: `tide-redirect control protocol v${REDIRECT_CONTROL_PROTOCOL_VERSION}`,
+      description:
+        `Newline-delimited JSON over the UNIX socket ${REDIRECT_CONTROL_SOCKET_PATH}: each line is one ` +
+        "request or one reply. Generated from packages/contracts/src/redirect-control.ts; do not edit.",
+    }),
+  );
+}
