@@ -1,6 +1,7 @@
 // A proxy's test server, run as `ip netns exec <proxy ns> node test-server.mjs --name prx1 ...`.
 // Plain JavaScript so it starts in tens of milliseconds (no tsx).
-//   HTTP   :80    GET / -> "<name>\n"; GET /bytes/N -> N bytes (PMTU tests); every reply carries
+//   HTTP   :80    GET / -> "<name>\n"; GET /bytes/N -> N bytes (PMTU tests); POST /sink -> byte
+//                 count (throughput bench); every reply carries
 //                 the header x-tide-proxy: <name>
 //   stream :9000  sends "<name>\n" first, then echoes every byte it receives
 // Prints "ready <name>" on stdout once both listen; SIGTERM closes both and exits 0.
@@ -27,7 +28,15 @@ const httpServer = http.createServer((req, res) => {
   res.setHeader("x-tide-proxy", name);
   const url = new URL(req.url ?? "/", "http://vip");
   const bytes = /^\/bytes\/(\d+)$/.exec(url.pathname);
-  if (url.pathname === "/") {
+  if (url.pathname === "/sink" && req.method === "POST") {
+    // Uploads for the throughput bench: client -> directors -> proxy; answers the byte count.
+    let got = 0;
+    req.on("data", (chunk) => (got += chunk.length));
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end(`${got}\n`);
+    });
+  } else if (url.pathname === "/") {
     res.writeHead(200, { "content-type": "text/plain" });
     res.end(`${name}\n`);
   } else if (bytes && Number(bytes[1]) <= MAX_BYTES) {
