@@ -103,6 +103,21 @@ describe("glb lab", () => {
     expect(forwarded).toBeGreaterThanOrEqual(CONNECTIONS);
   });
 
+  it("answers ICMP echo to the VIP through the directors (the GUE health-probe path)", async () => {
+    const before = await lab.directorTotals();
+    const { stdout } = await lab.exec("client", ["ping", "-c", "3", "-i", "0.2", "-W", "2", lab.vip]);
+    expect(stdout).toMatch(/3 packets transmitted, 3 received/);
+    const after = await lab.directorTotals();
+    const echoes = lab.directors.reduce(
+      (n, d) => n + after[d]!.forwarded_icmp_echo - (before[d]?.forwarded_icmp_echo ?? 0),
+      0,
+    );
+    expect(echoes).toBe(3);
+    let accepted = 0;
+    for (const p of lab.proxies) accepted += (await lab.redirectControl(p).counters()).accepted_icmp;
+    expect(accepted).toBeGreaterThanOrEqual(3);
+  });
+
   it("reuses a healthy running lab on a second up", async () => {
     const again = await up();
     expect(again.stateSnapshot().createdAt).toBe(lab.stateSnapshot().createdAt);
