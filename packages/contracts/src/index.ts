@@ -6,3 +6,5 @@ export * from "./auth";
 export * from "./tables";
 export * from "./director-control";
 export * from "./redirect-control";
+export * from "./observations";
+export * from "./findings";

@@ -1,0 +1,53 @@
+import { severityRank, type Finding, type FindingKind, type Observation } from "@tide/contracts";
+import { settings, type DiagnoseOptions, type Rule, type RuleContext } from "./evaluation";
+import { rollingWindows, type HostWindow } from "./rates";
+import { acceptQueueRule } from "./rules/accept-queue";
+import { listenerCrowdingRule } from "./rules/listener-crowding";
+import { pmtuRule } from "./rules/pmtu";
+import { portExhaustionRule } from "./rules/port-exhaustion";
+import { softirqStallRule } from "./rules/softirq-stall";
+import { synQueueRule } from "./rules/syn-queue";
+import { tcpCollapseRule } from "./rules/tcp-collapse";
+
+/** Every rule, one module per incident (1..7 of kernel-signals.md). */
+export const rules: readonly Rule[] = [
+  acceptQueueRule,
+  synQueueRule,
+  pmtuRule,
+  portExhaustionRule,
+  softirqStallRule,
+  tcpCollapseRule,
+  listenerCrowdingRule,
+];
+
+/** The rule that makes a kind. */
+export function ruleFor(kind: FindingKind): Rule {
+  const rule = rules.find((r) => r.kinds.includes(kind));
+  if (rule === undefined) throw new Error(`no rule makes ${kind}`);
+  return rule;
+}
+
+/** Rule contexts of each host in the observations (the last windowSeconds before its latest sample). */
+export function ruleContexts(window: readonly Observation[], options: DiagnoseOptions = {}): RuleContext[] {
+  const s = settings(options);
+  return rollingWindows(window, s.windowSeconds).map((w: HostWindow) => ({
+    window: w,
+    settings: s,
+    at: w.latest.sampledAt,
+  }));
+}
+
+/**
+ * Findings of every host in the observations, worst first. Pure: the evaluation time is the latest
+ * sample's, so the same observations give the same findings (ids included).
+ */
+export function diagnose(window: readonly Observation[], options: DiagnoseOptions = {}): Finding[] {
+  const out: Finding[] = [];
+  for (const ctx of ruleContexts(window, options)) {
+    for (const rule of rules) out.push(...rule.evaluate(ctx));
+  }
+  return out.sort(
+    (a, b) =>
+      severityRank[b.severity] - severityRank[a.severity] || a.fingerprint.localeCompare(b.fingerprint),
+  );
+}

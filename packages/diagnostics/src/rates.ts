@@ -1,0 +1,324 @@
+import type { NetnsRef, Observation, ProbeName } from "@tide/contracts";
+import { RATE_WINDOW_S } from "./thresholds";
+
+/**
+ * Rates from absolute counters. A counter that went down was reset (agent, namespace or probe
+ * restart; a recreated namespace gets a new inode anyway): that interval says nothing about it and
+ * is left out rather than guessed. Namespaces and CPUs present in only one sample have no rate.
+ */
+
+/** How much a counter grew over some seconds. */
+export interface CounterDelta {
+  delta: number;
+  seconds: number;
+}
+
+export interface NamespaceRates {
+  netns: NetnsRef;
+  /** Per nstat name; counters that reset (or are missing from one sample) are absent. */
+  counters: Map<string, CounterDelta>;
+  /** Names of counters that went down in some interval. */
+  resets: string[];
+}
+
+export interface CpuRates {
+  softnetProcessed: CounterDelta | null;
+  softnetDropped: CounterDelta | null;
+  softnetTimeSqueeze: CounterDelta | null;
+  netRxSoftirqs: CounterDelta | null;
+}
+
+export interface ConnectDelta {
+  netnsInode: number;
+  pid: number;
+  comm: string;
+  seconds: number;
+  /** connect() calls per log2 µs bucket during the interval(s). */
+  latencyUs: number[];
+  eaddrnotavail: number;
+  evenPorts: number;
+  oddPorts: number;
+}
+
+export interface Rates {
+  hostId: string;
+  from: string;
+  to: string;
+  /** Time between the first and the last sample used. */
+  seconds: number;
+  namespaces: Map<number, NamespaceRates>;
+  /** Namespaces present at the end but not at the start, and the other way round. */
+  appeared: NetnsRef[];
+  disappeared: NetnsRef[];
+  cpus: Map<number, CpuRates>;
+  /** Key `${netnsInode}:${port}`. */
+  listenOverflow: Map<string, CounterDelta & { netnsInode: number; port: number }>;
+  /** Key `${netnsInode}:${pid}`. */
+  connect: Map<string, ConnectDelta>;
+  /** NET_RX durations per CPU: calls per log2 µs bucket. */
+  netRx: Map<number, { seconds: number; durationUs: number[] }>;
+  /** Per netns inode. */
+  icmpFragNeeded: Map<number, CounterDelta>;
+}
+
+/** Per-second value of a delta (0 for no time). */
+export function perSecond(d: CounterDelta): number {
+  return d.seconds > 0 ? d.delta / d.seconds : 0;
+}
+
+function counterDelta(prev: number | undefined, curr: number | undefined, seconds: number) {
+  if (prev === undefined || curr === undefined || curr < prev) return null;
+  return { delta: curr - prev, seconds };
+}
+
+function histogramDelta(prev: readonly number[], curr: readonly number[]): number[] | null {
+  const out: number[] = [];
+  for (let i = 0; i < Math.max(prev.length, curr.length); i++) {
+    const d = (curr[i] ?? 0) - (prev[i] ?? 0);
+    if (d < 0) return null;
+    out.push(d);
+  }
+  return out;
+}
+
+/** startedAt of a probe that is on, or null. */
+export function probeStartedAt(o: Observation, probe: ProbeName): string | null {
+  const p = o.probes.find((x) => x.probe === probe);
+  return p !== undefined && p.state === "on" ? p.startedAt : null;
+}
+
+/** Whether a probe ran through the whole interval without being reloaded. */
+function probeContinuous(prev: Observation, curr: Observation, probe: ProbeName): boolean {
+  const a = probeStartedAt(prev, probe);
+  return a !== null && a === probeStartedAt(curr, probe);
+}
+
+/** Rates between two samples of the same host (curr later than prev). */
+export function rates(prev: Observation, curr: Observation): Rates {
+  if (prev.hostId !== curr.hostId)
+    throw new Error(`rates: samples of two hosts (${prev.hostId}, ${curr.hostId})`);
+  const seconds = (Date.parse(curr.sampledAt) - Date.parse(prev.sampledAt)) / 1000;
+  const out: Rates = {
+    hostId: curr.hostId,
+    from: prev.sampledAt,
+    to: curr.sampledAt,
+    seconds: Math.max(seconds, 0),
+    namespaces: new Map(),
+    appeared: [],
+    disappeared: [],
+    cpus: new Map(),
+    listenOverflow: new Map(),
+    connect: new Map(),
+    netRx: new Map(),
+    icmpFragNeeded: new Map(),
+  };
+  const prevNs = new Map(prev.namespaces.map((n) => [n.netns.inode, n]));
+  const currNs = new Map(curr.namespaces.map((n) => [n.netns.inode, n]));
+  for (const n of curr.namespaces) if (!prevNs.has(n.netns.inode)) out.appeared.push(n.netns);
+  for (const n of prev.namespaces) if (!currNs.has(n.netns.inode)) out.disappeared.push(n.netns);
+  // Clock went backwards or the same sample twice: no interval, no rates.
+  if (seconds <= 0) return out;
+
+  for (const c of curr.namespaces) {
+    const p = prevNs.get(c.netns.inode);
+    if (p === undefined) continue;
+    const ns: NamespaceRates = { netns: c.netns, counters: new Map(), resets: [] };
+    for (const [name, value] of Object.entries(c.counters)) {
+      const before = p.counters[name];
+      const d = counterDelta(before, value, seconds);
+      if (d !== null) ns.counters.set(name, d);
+      else if (before !== undefined) ns.resets.push(name);
+    }
+    out.namespaces.set(c.netns.inode, ns);
+  }
+
+  const prevCpu = new Map(prev.cpus.map((c) => [c.cpu, c]));
+  for (const c of curr.cpus) {
+    const p = prevCpu.get(c.cpu);
+    if (p === undefined) continue;
+    out.cpus.set(c.cpu, {
+      softnetProcessed: counterDelta(p.softnetProcessed, c.softnetProcessed, seconds),
+      softnetDropped: counterDelta(p.softnetDropped, c.softnetDropped, seconds),
+      softnetTimeSqueeze: counterDelta(p.softnetTimeSqueeze, c.softnetTimeSqueeze, seconds),
+      netRxSoftirqs: counterDelta(p.netRxSoftirqs, c.netRxSoftirqs, seconds),
+    });
+  }
+
+  const pr = prev.probeResults;
+  const cr = curr.probeResults;
+  if (probeContinuous(prev, curr, "listen_overflow")) {
+    const before = new Map(pr.listenOverflow.map((x) => [`${x.netnsInode}:${x.port}`, x.drops]));
+    for (const x of cr.listenOverflow) {
+      const key = `${x.netnsInode}:${x.port}`;
+      // A port first seen in this interval had no drops before: the probe counts from zero.
+      const d = counterDelta(before.get(key) ?? 0, x.drops, seconds);
+      if (d !== null) out.listenOverflow.set(key, { ...d, netnsInode: x.netnsInode, port: x.port });
+    }
+  }
+  if (probeContinuous(prev, curr, "connect_latency")) {
+    const before = new Map(pr.connectLatency.map((x) => [`${x.netnsInode}:${x.pid}`, x]));
+    for (const x of cr.connectLatency) {
+      const key = `${x.netnsInode}:${x.pid}`;
+      const b = before.get(key);
+      const hist = histogramDelta(b?.latencyUs ?? [], x.latencyUs);
+      const fail = counterDelta(b?.eaddrnotavail ?? 0, x.eaddrnotavail, seconds);
+      const even = counterDelta(b?.evenPorts ?? 0, x.evenPorts, seconds);
+      const odd = counterDelta(b?.oddPorts ?? 0, x.oddPorts, seconds);
+      if (hist === null || fail === null || even === null || odd === null) continue;
+      out.connect.set(key, {
+        netnsInode: x.netnsInode,
+        pid: x.pid,
+        comm: x.comm,
+        seconds,
+        latencyUs: hist,
+        eaddrnotavail: fail.delta,
+        evenPorts: even.delta,
+        oddPorts: odd.delta,
+      });
+    }
+  }
+  if (probeContinuous(prev, curr, "net_rx_softirq")) {
+    const before = new Map(pr.netRxSoftirq.map((x) => [x.cpu, x.durationUs]));
+    for (const x of cr.netRxSoftirq) {
+      const hist = histogramDelta(before.get(x.cpu) ?? [], x.durationUs);
+      if (hist !== null) out.netRx.set(x.cpu, { seconds, durationUs: hist });
+    }
+  }
+  if (probeContinuous(prev, curr, "icmp_frag_needed")) {
+    const before = new Map(pr.icmpFragNeeded.map((x) => [x.netnsInode, x.sent]));
+    for (const x of cr.icmpFragNeeded) {
+      const d = counterDelta(before.get(x.netnsInode) ?? 0, x.sent, seconds);
+      if (d !== null) out.icmpFragNeeded.set(x.netnsInode, d);
+    }
+  }
+  return out;
+}
+
+function addDelta(into: CounterDelta | null | undefined, d: CounterDelta | null): CounterDelta | null {
+  if (d === null) return into ?? null;
+  if (into === null || into === undefined) return { ...d };
+  return { delta: into.delta + d.delta, seconds: into.seconds + d.seconds };
+}
+
+function addHistogram(a: number[], b: readonly number[]): number[] {
+  const out = [...a];
+  b.forEach((v, i) => (out[i] = (out[i] ?? 0) + v));
+  return out;
+}
+
+/**
+ * Sum of the per-interval rates of consecutive samples: for each counter, the growth over the
+ * intervals where it did not reset, and the seconds those intervals cover, so perSecond() is the
+ * time-weighted average. Samples must be of one host, oldest first; fewer than two give no rates.
+ */
+export function windowRates(samples: readonly Observation[]): Rates | null {
+  if (samples.length < 2) return null;
+  let acc: Rates | null = null;
+  for (let i = 1; i < samples.length; i++) {
+    const r = rates(samples[i - 1]!, samples[i]!);
+    acc = acc === null ? r : mergeRates(acc, r);
+  }
+  const first = samples[0]!;
+  const last = samples[samples.length - 1]!;
+  const firstNs = new Set(first.namespaces.map((n) => n.netns.inode));
+  const lastNs = new Set(last.namespaces.map((n) => n.netns.inode));
+  acc!.appeared = last.namespaces.filter((n) => !firstNs.has(n.netns.inode)).map((n) => n.netns);
+  acc!.disappeared = first.namespaces.filter((n) => !lastNs.has(n.netns.inode)).map((n) => n.netns);
+  return acc;
+}
+
+function mergeRates(a: Rates, b: Rates): Rates {
+  const out: Rates = { ...a, to: b.to, seconds: a.seconds + b.seconds };
+  out.namespaces = new Map(a.namespaces);
+  for (const [inode, nb] of b.namespaces) {
+    const na = out.namespaces.get(inode);
+    if (na === undefined) {
+      out.namespaces.set(inode, nb);
+      continue;
+    }
+    const counters = new Map(na.counters);
+    for (const [name, d] of nb.counters) counters.set(name, addDelta(counters.get(name), d)!);
+    out.namespaces.set(inode, {
+      netns: nb.netns,
+      counters,
+      resets: [...new Set([...na.resets, ...nb.resets])],
+    });
+  }
+  out.cpus = new Map(a.cpus);
+  for (const [cpu, cb] of b.cpus) {
+    const ca = out.cpus.get(cpu);
+    out.cpus.set(cpu, {
+      softnetProcessed: addDelta(ca?.softnetProcessed, cb.softnetProcessed),
+      softnetDropped: addDelta(ca?.softnetDropped, cb.softnetDropped),
+      softnetTimeSqueeze: addDelta(ca?.softnetTimeSqueeze, cb.softnetTimeSqueeze),
+      netRxSoftirqs: addDelta(ca?.netRxSoftirqs, cb.netRxSoftirqs),
+    });
+  }
+  out.listenOverflow = new Map(a.listenOverflow);
+  for (const [k, d] of b.listenOverflow) {
+    const prev = out.listenOverflow.get(k);
+    out.listenOverflow.set(k, { ...d, ...addDelta(prev, d)! });
+  }
+  out.connect = new Map(a.connect);
+  for (const [k, d] of b.connect) {
+    const p = out.connect.get(k);
+    out.connect.set(
+      k,
+      p === undefined
+        ? d
+        : {
+            ...d,
+            seconds: p.seconds + d.seconds,
+            latencyUs: addHistogram(p.latencyUs, d.latencyUs),
+            eaddrnotavail: p.eaddrnotavail + d.eaddrnotavail,
+            evenPorts: p.evenPorts + d.evenPorts,
+            oddPorts: p.oddPorts + d.oddPorts,
+          },
+    );
+  }
+  out.netRx = new Map(a.netRx);
+  for (const [cpu, d] of b.netRx) {
+    const p = out.netRx.get(cpu);
+    out.netRx.set(
+      cpu,
+      p === undefined
+        ? d
+        : { seconds: p.seconds + d.seconds, durationUs: addHistogram(p.durationUs, d.durationUs) },
+    );
+  }
+  out.icmpFragNeeded = new Map(a.icmpFragNeeded);
+  for (const [k, d] of b.icmpFragNeeded) out.icmpFragNeeded.set(k, addDelta(out.icmpFragNeeded.get(k), d)!);
+  return out;
+}
+
+/** One host's samples in a rolling window ending at its latest sample. */
+export interface HostWindow {
+  hostId: string;
+  /** Samples within the window, oldest first (at least one). */
+  samples: Observation[];
+  latest: Observation;
+  /** Counter rates over the window, or null with a single sample. */
+  rates: Rates | null;
+}
+
+/**
+ * Split observations by host and keep, for each, the samples of the last `seconds` before its
+ * latest one (inclusive). Input order does not matter; duplicate sample times keep the last copy.
+ */
+export function rollingWindows(observations: readonly Observation[], seconds = RATE_WINDOW_S): HostWindow[] {
+  const byHost = new Map<string, Map<string, Observation>>();
+  for (const o of observations) {
+    const m = byHost.get(o.hostId) ?? new Map<string, Observation>();
+    m.set(o.sampledAt, o);
+    byHost.set(o.hostId, m);
+  }
+  const out: HostWindow[] = [];
+  for (const [hostId, m] of [...byHost].sort(([a], [b]) => a.localeCompare(b))) {
+    const all = [...m.values()].sort((a, b) => Date.parse(a.sampledAt) - Date.parse(b.sampledAt));
+    const latest = all[all.length - 1]!;
+    const start = Date.parse(latest.sampledAt) - seconds * 1000;
+    const samples = all.filter((o) => Date.parse(o.sampledAt) >= start);
+    out.push({ hostId, samples, latest, rates: windowRates(samples) });
+  }
+  return out;
+}
