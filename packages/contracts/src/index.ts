@@ -8,3 +8,4 @@ export * from "./director-control";
 export * from "./redirect-control";
 export * from "./observations";
 export * from "./findings";
+export * from "./agent-protocol";

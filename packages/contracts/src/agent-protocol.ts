@@ -1,0 +1,96 @@
+import { z } from "zod";
+import { DirectorCounters } from "./director-control";
+import { HostId, ObservationBatch, ProbeAvailability } from "./observations";
+import { RedirectCounters } from "./redirect-control";
+
+/**
+ * tide-agent <-> console. The agent authenticates with a host token (`Authorization: Bearer
+ * tide_host_…`, issued by an admin for one host name, stored hashed, scope "agent"), over REST:
+ *
+ *   POST /api/v1/agent/hello         AgentHello            -> AgentHelloReply
+ *   POST /api/v1/agent/observations  AgentObservationsIn   -> AgentObservationsReply
+ *   GET  /api/v1/agent/desired       (no body)             -> DesiredState
+ *
+ * The host id is the token's host: an agent cannot speak for another host. Replies carry the
+ * desired-state revision so an agent fetches /desired only when it changed.
+ */
+export const AGENT_PROTOCOL_VERSION = 1;
+/** Host tokens start with this (API tokens with "tide_"): logs and scanners can tell them apart. */
+export const HOST_TOKEN_PREFIX = "tide_host_";
+
+export const HostRole = z.enum(["director", "proxy", "host"]).describe("What runs on the host");
+export type HostRole = z.infer<typeof HostRole>;
+
+export const DataPlaneState = z
+  .strictObject({
+    component: z.enum(["director", "redirect"]).describe("tide-director or tide-redirect"),
+    socket: z.string().describe("Control socket path the agent uses"),
+    reachable: z.boolean().describe("Whether the last status call over the socket succeeded"),
+    error: z.string().nullable().describe("Why it is unreachable (connect error, timeout, bad reply)"),
+    version: z.string().nullable().describe("Component version from its status reply"),
+    tableHashes: z
+      .record(z.string(), z.string().regex(/^[0-9a-f]{64}$/))
+      .describe("Director: content hash served per pool name (empty for tide-redirect)"),
+    directorCounters: DirectorCounters.nullable().describe("Director totals (absolute), if a director"),
+    redirectCounters: RedirectCounters.nullable().describe("tide-redirect counters (absolute), if a proxy"),
+  })
+  .describe("The local data plane as the agent sees it");
+export type DataPlaneState = z.infer<typeof DataPlaneState>;
+
+export const AgentHello = z
+  .strictObject({
+    protocolVersion: z.literal(AGENT_PROTOCOL_VERSION),
+    agentVersion: z.string().min(1).max(64).describe("tide-agent version"),
+    hostname: HostId.describe("The host name the agent runs on (must equal the token's host)"),
+    kernelRelease: z.string().max(128).nullable().describe("uname -r"),
+    roles: z.array(HostRole).min(1).describe("Roles from the agent's configuration"),
+    probes: z.array(ProbeAvailability).describe("Which BPF probes are on, and why the others are off"),
+    dataPlane: z.array(DataPlaneState).describe("Local data plane components"),
+  })
+  .describe("First call of an agent (and after every reconnect)");
+export type AgentHello = z.infer<typeof AgentHello>;
+
+export const DesiredDirectorTable = z
+  .strictObject({
+    poolId: z.string().describe("Pool id"),
+    poolName: z.string().describe("Pool name (the director's pool_names entry)"),
+    tableVersionId: z.string().describe("Table version the director must serve"),
+    contentHash: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .describe("sha256 of the pool's GLBD table file"),
+    downloadPath: z.string().describe("REST path of the GLBD bytes (GET with the host token)"),
+  })
+  .describe("One pool's table a director must serve");
+
+export const DesiredState = z
+  .strictObject({
+    revision: z.int().min(0).describe("Changes whenever anything below changes"),
+    sampleIntervalMs: z.int().min(100).max(60_000).describe("Sampling interval"),
+    batchMaxObservations: z.int().min(1).max(600).describe("Largest batch to send"),
+    pmtuTargets: z
+      .array(z.strictObject({ target: z.string(), sizes: z.array(z.int().min(68).max(9000)) }))
+      .describe("Paths to probe with tracepath / ping -M do"),
+    directorTables: z.array(DesiredDirectorTable).describe("Tables this host's director must serve"),
+  })
+  .describe("What the console wants this host to do");
+export type DesiredState = z.infer<typeof DesiredState>;
+
+export const AgentHelloReply = z
+  .strictObject({ hostId: HostId, desired: DesiredState })
+  .describe("The console's answer to hello");
+export type AgentHelloReply = z.infer<typeof AgentHelloReply>;
+
+export const AgentObservationsIn = ObservationBatch.extend({
+  dataPlane: z.array(DataPlaneState).describe("Data plane state at the time of the newest sample"),
+  replayed: z.boolean().describe("True when these samples were buffered while the console was unreachable"),
+}).describe("A batch of samples from one agent");
+export type AgentObservationsIn = z.infer<typeof AgentObservationsIn>;
+
+export const AgentObservationsReply = z
+  .strictObject({
+    accepted: z.int().min(0).describe("Samples stored (duplicates by time are ignored, not errors)"),
+    desiredRevision: z.int().min(0).describe("Fetch /agent/desired when this differs from yours"),
+  })
+  .describe("The console's answer to a batch");
+export type AgentObservationsReply = z.infer<typeof AgentObservationsReply>;
