@@ -21,6 +21,7 @@
 #include "port.h"
 #include "stats.h"
 #include "table.h"
+#include "tide_control.h"
 #include "tide_forward.h"
 #include "worker.h"
 
@@ -30,47 +31,11 @@
 #define TIDE_VERSION "0.1.0"
 #endif
 
-struct control_client {
-	int fd;
-	bool skipping; /* discarding the rest of a line that was too long */
-	bool eof;      /* the client shut down its side; close once the replies are sent */
-	size_t in_len;
-	char *in; /* CONTROL_LINE_MAX + 1 bytes */
-	char *out;
-	size_t out_len;
-	size_t out_cap;
-};
-
 static const struct director_config *control_cfg;
-static int control_fd = -1;
-static char control_path[CONFIG_SOCKET_PATH_MAX];
-static struct control_client control_clients[CONTROL_MAX_CLIENTS];
-static unsigned int control_num_clients;
+static struct tide_control_server control_server;
 static struct timespec control_started_real, control_started_mono;
 
 /* ---- replies ---- */
-
-static json_t *control_ok(json_t *id, json_t *result)
-{
-	return json_pack("{s:O,s:b,s:o}", "id", id ? id : json_null(), "ok", 1, "result",
-			 result ? result : json_object());
-}
-
-__attribute__((format(printf, 4, 5))) static json_t *
-control_err(json_t *id, const char *code, json_t *detail, const char *fmt, ...)
-{
-	char msg[600];
-	json_t *err;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	err = json_pack("{s:s,s:s}", "code", code, "message", msg);
-	if (detail)
-		json_object_set_new(err, "detail", detail);
-	return json_pack("{s:O,s:b,s:o}", "id", id ? id : json_null(), "ok", 0, "error", err);
-}
 
 static json_t *control_loc(int64_t v)
 {
@@ -88,7 +53,7 @@ static json_t *control_table_err(json_t *id, const struct table_error *e, const 
 				   control_loc(e->glbd.offset));
 	else if (strcmp(e->code, "io_error") == 0)
 		detail = json_pack("{s:s}", "path", path);
-	return control_err(id, e->code, detail, "%s", e->message);
+	return tide_control_err(id, e->code, detail, "%s", e->message);
 }
 
 /* ---- formatting ---- */
@@ -149,26 +114,6 @@ static json_t *control_fields_json(uint8_t fields)
 }
 
 /* ---- argument checks ---- */
-
-/* Rejects any key not in `allowed` (NULL-terminated); "id" and "cmd" are always allowed. */
-static json_t *control_check_keys(json_t *id, const char *cmd, json_t *req,
-				  const char *const *allowed)
-{
-	const char *key;
-	json_t *v;
-
-	json_object_foreach(req, key, v)
-	{
-		int ok = strcmp(key, "id") == 0 || strcmp(key, "cmd") == 0;
-
-		for (const char *const *a = allowed; !ok && *a; a++)
-			ok = strcmp(key, *a) == 0;
-		if (!ok)
-			return control_err(id, "bad_request", NULL, "unknown field \"%s\" for %s",
-					   key, cmd);
-	}
-	return NULL;
-}
 
 /* ---- commands ---- */
 
@@ -256,7 +201,7 @@ static json_t *control_status(json_t *id)
 	rte_rcu_qsbr_thread_offline(worker_rcu, WORKER_RCU_CONTROL_ID);
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return control_ok(
+	return tide_control_ok(
 		id, json_pack("{s:s,s:i,s:o,s:f,s:o,s:o,s:{s:o,s:o},s:i,s:o,s:o,s:o,s:o}",
 			      "version", TIDE_VERSION, "pid", (int)getpid(), "started_at",
 			      control_time_json(&control_started_real), "uptime_s",
@@ -279,18 +224,19 @@ static json_t *control_load_table(json_t *id, json_t *req)
 	json_t *pools;
 	uint32_t n = 0;
 
-	r = control_check_keys(id, "load_table", req, allowed);
+	r = tide_control_check_keys(id, "load_table", req, allowed);
 	if (r)
 		return r;
 	if (!json_is_string(path) || json_string_length(path) == 0)
-		return control_err(id, "bad_request", NULL, "\"path\" must be a non-empty string");
+		return tide_control_err(id, "bad_request", NULL,
+					"\"path\" must be a non-empty string");
 	if (jn) {
 		size_t i;
 		json_t *v;
 
 		if (!json_is_array(jn))
-			return control_err(id, "bad_request", NULL,
-					   "\"pool_names\" must be an array of strings");
+			return tide_control_err(id, "bad_request", NULL,
+						"\"pool_names\" must be an array of strings");
 		if (json_array_size(jn) > TIDE_MAX_TABLES) {
 			err.code = "invalid_table";
 			err.has_glbd = true;
@@ -303,8 +249,8 @@ static json_t *control_load_table(json_t *id, json_t *req)
 		json_array_foreach(jn, i, v)
 		{
 			if (!json_is_string(v))
-				return control_err(id, "bad_request", NULL,
-						   "\"pool_names\"[%zu] must be a string", i);
+				return tide_control_err(id, "bad_request", NULL,
+							"\"pool_names\"[%zu] must be a string", i);
 			names[i] = json_string_value(v);
 		}
 		n = (uint32_t)json_array_size(jn);
@@ -316,21 +262,22 @@ static json_t *control_load_table(json_t *id, json_t *req)
 		json_array_append_new(pools, json_pack("{s:i,s:s,s:s}", "index", (int)t, "name",
 						       info.pools[t].name, "content_hash",
 						       info.pools[t].content_hash));
-	return control_ok(id, json_pack("{s:I,s:f,s:o}", "generation", (json_int_t)info.generation,
-					"load_ms", info.load_ms, "pools", pools));
+	return tide_control_ok(id,
+			       json_pack("{s:I,s:f,s:o}", "generation", (json_int_t)info.generation,
+					 "load_ms", info.load_ms, "pools", pools));
 }
 
 static json_t *control_stats(json_t *id, json_t *req)
 {
 	static const char *const allowed[] = {NULL};
-	json_t *r = control_check_keys(id, "stats", req, allowed);
+	json_t *r = tide_control_check_keys(id, "stats", req, allowed);
 
 	if (r)
 		return r;
 	r = stats_result();
 	if (!r)
-		return control_err(id, "internal", NULL, "out of memory");
-	return control_ok(id, r);
+		return tide_control_err(id, "internal", NULL, "out of memory");
+	return tide_control_ok(id, r);
 }
 
 /* Reads an optional port field: absent is 0. Returns 0 or -EINVAL. */
@@ -381,7 +328,7 @@ static json_t *control_explain(json_t *id, json_t *req)
 	char digest[17];
 	int rc;
 
-	r = control_check_keys(id, "explain", req, allowed);
+	r = tide_control_check_keys(id, "explain", req, allowed);
 	if (r)
 		return r;
 	memset(&f, 0, sizeof(f));
@@ -390,15 +337,16 @@ static json_t *control_explain(json_t *id, json_t *req)
 	if (rc == 0)
 		rc = control_addr_arg(json_object_get(req, "dst_addr"), &f, f.dst);
 	if (rc == -EPROTO)
-		return control_err(id, "bad_request", NULL,
-				   "\"src_addr\" and \"dst_addr\" must be the same family");
+		return tide_control_err(id, "bad_request", NULL,
+					"\"src_addr\" and \"dst_addr\" must be the same family");
 	if (rc)
-		return control_err(id, "bad_request", NULL,
-				   "\"src_addr\" and \"dst_addr\" must be IPv4 or IPv6 addresses");
+		return tide_control_err(
+			id, "bad_request", NULL,
+			"\"src_addr\" and \"dst_addr\" must be IPv4 or IPv6 addresses");
 	if (control_port_arg(req, "src_port", &f.src_port) ||
 	    control_port_arg(req, "dst_port", &f.dst_port))
-		return control_err(id, "bad_request", NULL,
-				   "\"src_port\" and \"dst_port\" must be integers 0..65535");
+		return tide_control_err(id, "bad_request", NULL,
+					"\"src_port\" and \"dst_port\" must be integers 0..65535");
 	if (proto && strcmp(proto, "tcp") == 0) {
 		f.proto = TIDE_IPPROTO_TCP;
 	} else if (proto && strcmp(proto, "udp") == 0) {
@@ -406,13 +354,13 @@ static json_t *control_explain(json_t *id, json_t *req)
 	} else if (proto && strcmp(proto, "icmp") == 0) {
 		/* An echo request: hashed like the packet path does, with ports 0. */
 		if (f.src_port || f.dst_port)
-			return control_err(id, "bad_request", NULL,
-					   "ports do not apply to protocol icmp");
+			return tide_control_err(id, "bad_request", NULL,
+						"ports do not apply to protocol icmp");
 		f.kind = TIDE_FLOW_ICMP_ECHO;
 		f.proto = f.family == 4 ? TIDE_IPPROTO_ICMP : TIDE_IPPROTO_ICMPV6;
 	} else {
-		return control_err(id, "bad_request", NULL,
-				   "\"protocol\" must be \"tcp\", \"udp\" or \"icmp\"");
+		return tide_control_err(id, "bad_request", NULL,
+					"\"protocol\" must be \"tcp\", \"udp\" or \"icmp\"");
 	}
 
 	table_info_get(&info);
@@ -420,13 +368,14 @@ static json_t *control_explain(json_t *id, json_t *req)
 	set = table_current();
 	if (!set) {
 		rte_rcu_qsbr_thread_offline(worker_rcu, WORKER_RCU_CONTROL_ID);
-		return control_err(id, "no_table", NULL, "no forwarding table is loaded");
+		return tide_control_err(id, "no_table", NULL, "no forwarding table is loaded");
 	}
 	v = tide_fwd_decide(set, &worker_params.hash, &f, &d);
 	rte_rcu_qsbr_thread_offline(worker_rcu, WORKER_RCU_CONTROL_ID);
 	if (v != TIDE_FORWARD)
-		return control_err(id, "no_bind", NULL, "no pool binds %s %s port %u", proto,
-				   json_string_value(json_object_get(req, "dst_addr")), f.dst_port);
+		return tide_control_err(id, "no_bind", NULL, "no pool binds %s %s port %u", proto,
+					json_string_value(json_object_get(req, "dst_addr")),
+					f.dst_port);
 
 	hops = json_array();
 	for (unsigned int i = 0; i < d.hop_count; i++)
@@ -437,12 +386,12 @@ static json_t *control_explain(json_t *id, json_t *req)
 				control_ipv4_json(d.hops[2]));
 	pool_name = d.table < info.num_pools ? info.pools[d.table].name : "";
 	snprintf(digest, sizeof(digest), "%016llx", (unsigned long long)d.digest);
-	return control_ok(id,
-			  json_pack("{s:s,s:i,s:i,s:s,s:o,s:o,s:o,s:i,s:o}", "pool", pool_name,
-				    "pool_index", (int)d.table, "row", (int)d.row, "digest", digest,
-				    "primary", control_ipv4_json(d.primary), "secondary",
-				    control_ipv4_json(d.hops[0]), "hops", hops, "outer_source_port",
-				    (int)d.outer_sport, "alt", alt ? alt : json_null()));
+	return tide_control_ok(
+		id, json_pack("{s:s,s:i,s:i,s:s,s:o,s:o,s:o,s:i,s:o}", "pool", pool_name,
+			      "pool_index", (int)d.table, "row", (int)d.row, "digest", digest,
+			      "primary", control_ipv4_json(d.primary), "secondary",
+			      control_ipv4_json(d.hops[0]), "hops", hops, "outer_source_port",
+			      (int)d.outer_sport, "alt", alt ? alt : json_null()));
 }
 
 static json_t *control_set_gateway(json_t *id, json_t *req)
@@ -455,306 +404,73 @@ static json_t *control_set_gateway(json_t *id, json_t *req)
 	json_t *r;
 	int rc;
 
-	r = control_check_keys(id, "set_gateway", req, allowed);
+	r = tide_control_check_keys(id, "set_gateway", req, allowed);
 	if (r)
 		return r;
 	if (!mac_s || config_parse_mac(mac_s, mac))
-		return control_err(id, "bad_request", NULL,
-				   "\"mac\" must be a MAC address like \"aa:bb:cc:dd:ee:ff\"");
+		return tide_control_err(id, "bad_request", NULL,
+					"\"mac\" must be a MAC address like \"aa:bb:cc:dd:ee:ff\"");
 	if (!ip_s || config_parse_ipv4(ip_s, &ip))
-		return control_err(id, "bad_request", NULL,
-				   "\"source_ip\" must be an IPv4 address like \"192.0.2.1\"");
+		return tide_control_err(id, "bad_request", NULL,
+					"\"source_ip\" must be an IPv4 address like \"192.0.2.1\"");
 	rc = worker_set_gateway(mac, ip);
 	if (rc)
-		return control_err(id, "internal", NULL, "cannot set the gateway: %s",
-				   strerror(-rc));
+		return tide_control_err(id, "internal", NULL, "cannot set the gateway: %s",
+					strerror(-rc));
 	RTE_LOG(INFO, TIDE, "gateway set to %s, source %s\n", mac_s, ip_s);
-	return control_ok(id, json_pack("{s:o,s:o}", "mac", control_mac_json(mac), "source_ip",
-					control_ipv4_json(ip)));
+	return tide_control_ok(id, json_pack("{s:o,s:o}", "mac", control_mac_json(mac), "source_ip",
+					     control_ipv4_json(ip)));
 }
 
 static json_t *control_no_args(json_t *id, const char *cmd, json_t *req)
 {
 	static const char *const allowed[] = {NULL};
 
-	return control_check_keys(id, cmd, req, allowed);
+	return tide_control_check_keys(id, cmd, req, allowed);
 }
 
-/* One request line -> one reply object. */
-static json_t *control_handle(const char *line, size_t len)
+/* The director's commands; NULL for anything else (the server answers unknown_command). */
+static json_t *control_dispatch(void *ctx, json_t *id, const char *cmd, json_t *req)
 {
-	json_error_t jerr;
-	json_t *req, *id, *cmd, *reply;
-	const char *c;
-
-	req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!req)
-		return control_err(NULL, "bad_request", NULL, "not JSON: %s (column %d)", jerr.text,
-				   jerr.column);
-	if (!json_is_object(req)) {
-		json_decref(req);
-		return control_err(NULL, "bad_request", NULL, "the request must be a JSON object");
-	}
-	id = json_object_get(req, "id");
-	if (id && !json_is_string(id) && !json_is_integer(id)) {
-		json_decref(req);
-		return control_err(NULL, "bad_request", NULL,
-				   "\"id\" must be a string or an integer");
-	}
-	cmd = json_object_get(req, "cmd");
-	c = json_string_value(cmd);
-	if (!c)
-		reply = control_err(id, "bad_request", NULL, "\"cmd\" must be a string");
-	else if (strcmp(c, "status") == 0)
-		reply = control_no_args(id, c, req) ?: control_status(id);
-	else if (strcmp(c, "load_table") == 0)
-		reply = control_load_table(id, req);
-	else if (strcmp(c, "stats") == 0)
-		reply = control_stats(id, req);
-	else if (strcmp(c, "explain") == 0)
-		reply = control_explain(id, req);
-	else if (strcmp(c, "set_gateway") == 0)
-		reply = control_set_gateway(id, req);
-	else
-		reply = control_err(id, "unknown_command", NULL,
-				    "unknown command \"%s\" (status, load_table, stats, explain, "
-				    "set_gateway)",
-				    c);
-	json_decref(req);
-	return reply;
-}
-
-/* ---- connections ---- */
-
-static void control_drop_client(unsigned int i)
-{
-	struct control_client *cl = &control_clients[i];
-
-	close(cl->fd);
-	free(cl->in);
-	free(cl->out);
-	control_clients[i] = control_clients[--control_num_clients];
-	memset(&control_clients[control_num_clients], 0, sizeof(*cl));
-}
-
-/* Sends what the socket takes now. Returns 0, or -errno when the client is gone. */
-static int control_flush(struct control_client *cl)
-{
-	while (cl->out_len) {
-		ssize_t n = send(cl->fd, cl->out, cl->out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return 0;
-			return -errno;
-		}
-		memmove(cl->out, cl->out + n, cl->out_len - (size_t)n);
-		cl->out_len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int control_reply(struct control_client *cl, json_t *reply)
-{
-	char *s = reply ? json_dumps(reply, JSON_COMPACT | JSON_REAL_PRECISION(10)) : NULL;
-	size_t len;
-
-	json_decref(reply);
-	if (!s)
-		return -ENOMEM;
-	len = strlen(s);
-	if (cl->out_len + len + 1 > CONTROL_OUT_MAX) {
-		free(s);
-		return -ENOBUFS;
-	}
-	if (cl->out_len + len + 1 > cl->out_cap) {
-		size_t cap = cl->out_cap ? cl->out_cap : 4096;
-		char *p;
-
-		while (cap < cl->out_len + len + 1)
-			cap *= 2;
-		p = realloc(cl->out, cap);
-		if (!p) {
-			free(s);
-			return -ENOMEM;
-		}
-		cl->out = p;
-		cl->out_cap = cap;
-	}
-	memcpy(cl->out + cl->out_len, s, len);
-	cl->out[cl->out_len + len] = '\n';
-	cl->out_len += len + 1;
-	free(s);
-	return control_flush(cl);
-}
-
-/* Handles every complete line in the input buffer. Returns 0 or -errno to drop the client. */
-static int control_lines(struct control_client *cl)
-{
-	size_t start = 0;
-	int rc = 0;
-
-	for (size_t i = 0; i < cl->in_len && rc == 0; i++) {
-		size_t end = i;
-
-		if (cl->in[i] != '\n')
-			continue;
-		if (cl->skipping) {
-			cl->skipping = false;
-		} else {
-			if (end > start && cl->in[end - 1] == '\r')
-				end--;
-			/* Blank lines (an interactive user pressing enter) are not requests. */
-			if (strspn(cl->in + start, " \t\r") < end - start)
-				rc = control_reply(cl, control_handle(cl->in + start, end - start));
-		}
-		start = i + 1;
-	}
-	memmove(cl->in, cl->in + start, cl->in_len - start);
-	cl->in_len -= start;
-	if (rc == 0 && cl->in_len > CONTROL_LINE_MAX) {
-		/* No newline within the limit: answer once, then discard up to the next newline. */
-		if (!cl->skipping)
-			rc = control_reply(cl, control_err(NULL, "line_too_long", NULL,
-							   "request line longer than %u bytes",
-							   CONTROL_LINE_MAX));
-		cl->skipping = true;
-		cl->in_len = 0;
-	}
-	return rc;
-}
-
-static int control_read(struct control_client *cl)
-{
-	for (;;) {
-		ssize_t n = recv(cl->fd, cl->in + cl->in_len, CONTROL_LINE_MAX + 1 - cl->in_len,
-				 MSG_DONTWAIT);
-		int rc;
-
-		if (n == 0)
-			return -ECONNRESET;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return 0;
-			return -errno;
-		}
-		cl->in_len += (size_t)n;
-		rc = control_lines(cl);
-		if (rc)
-			return rc;
-	}
-}
-
-static void control_accept(void)
-{
-	struct control_client *cl;
-	int fd = accept4(control_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	if (control_num_clients == CONTROL_MAX_CLIENTS) {
-		RTE_LOG(WARNING, TIDE, "control: %u clients connected, refusing another\n",
-			CONTROL_MAX_CLIENTS);
-		close(fd);
-		return;
-	}
-	cl = &control_clients[control_num_clients];
-	memset(cl, 0, sizeof(*cl));
-	cl->fd = fd;
-	cl->in = malloc(CONTROL_LINE_MAX + 1);
-	if (!cl->in) {
-		close(fd);
-		return;
-	}
-	control_num_clients++;
+	(void)ctx;
+	if (strcmp(cmd, "status") == 0)
+		return control_no_args(id, cmd, req) ?: control_status(id);
+	if (strcmp(cmd, "load_table") == 0)
+		return control_load_table(id, req);
+	if (strcmp(cmd, "stats") == 0)
+		return control_stats(id, req);
+	if (strcmp(cmd, "explain") == 0)
+		return control_explain(id, req);
+	if (strcmp(cmd, "set_gateway") == 0)
+		return control_set_gateway(id, req);
+	return NULL;
 }
 
 int control_open(const struct director_config *cfg)
 {
-	struct sockaddr_un addr;
-	int fd, rc;
+	int rc;
 
 	control_cfg = cfg;
 	clock_gettime(CLOCK_REALTIME, &control_started_real);
 	clock_gettime(CLOCK_MONOTONIC, &control_started_mono);
-	memset(&addr, 0, sizeof(addr));
-	addr.sun_family = AF_UNIX;
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", cfg->control_socket);
-	snprintf(control_path, sizeof(control_path), "%s", cfg->control_socket);
-
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	/* A socket file left by a previous run that died would make bind() fail. */
-	if (unlink(addr.sun_path) < 0 && errno != ENOENT) {
-		rc = -errno;
-		RTE_LOG(ERR, TIDE, "control: cannot remove stale %s: %s\n", addr.sun_path,
-			strerror(-rc));
-		close(fd);
-		return rc;
-	}
-	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
-	    chmod(addr.sun_path, 0660) < 0 || listen(fd, 16) < 0) {
-		rc = -errno;
-		RTE_LOG(ERR, TIDE, "control: cannot listen on %s: %s\n", addr.sun_path,
-			strerror(-rc));
-		close(fd);
-		unlink(addr.sun_path);
-		return rc;
-	}
-	control_fd = fd;
-	RTE_LOG(INFO, TIDE, "control: listening on %s\n", addr.sun_path);
-	return 0;
+	rc = tide_control_open(&control_server, cfg->control_socket, "tide-director",
+			       "status, load_table, stats, explain, set_gateway", control_dispatch,
+			       NULL);
+	if (rc == 0)
+		RTE_LOG(INFO, TIDE, "control: listening on %s\n", cfg->control_socket);
+	return rc;
 }
 
 int control_run(void)
 {
-	struct pollfd fds[CONTROL_MAX_CLIENTS + 1];
 	int rc;
 
 	rc = rte_rcu_qsbr_thread_register(worker_rcu, WORKER_RCU_CONTROL_ID);
 	if (rc)
 		return -EINVAL;
 	/* Offline except while reading the table; table_load() waits on the other readers. */
-	while (!worker_quit) {
-		unsigned int n = control_num_clients;
-
-		fds[0].fd = control_fd;
-		fds[0].events = POLLIN;
-		for (unsigned int i = 0; i < n; i++) {
-			fds[i + 1].fd = control_clients[i].fd;
-			fds[i + 1].events = (short)((control_clients[i].eof ? 0 : POLLIN) |
-						    (control_clients[i].out_len ? POLLOUT : 0));
-			fds[i + 1].revents = 0;
-		}
-		rc = poll(fds, n + 1, CONTROL_POLL_MS);
-		if (rc <= 0)
-			continue; /* timeout, or EINTR from the stop signal */
-		/* Backwards: dropping client i moves the last one into slot i. */
-		for (unsigned int i = n; i-- > 0;) {
-			struct control_client *cl = &control_clients[i];
-			short ev = fds[i + 1].revents;
-			int crc = 0;
-
-			if (!cl->eof && (ev & (POLLIN | POLLHUP | POLLERR)))
-				crc = control_read(cl);
-			/* socat and scripts half-close after the request: still send the replies. */
-			if (crc == -ECONNRESET) {
-				cl->eof = true;
-				crc = control_flush(cl);
-			} else if (crc == 0 && (ev & POLLOUT)) {
-				crc = control_flush(cl);
-			}
-			if (crc || (cl->eof && cl->out_len == 0) || (ev & POLLERR))
-				control_drop_client(i);
-		}
-		if (fds[0].revents & POLLIN)
-			control_accept();
-	}
+	while (!worker_quit)
+		tide_control_poll(&control_server, CONTROL_POLL_MS);
 	rte_rcu_qsbr_thread_unregister(worker_rcu, WORKER_RCU_CONTROL_ID);
 	return 0;
 }
@@ -768,11 +484,5 @@ void *control_thread(void *arg)
 
 void control_close(void)
 {
-	while (control_num_clients)
-		control_drop_client(control_num_clients - 1);
-	if (control_fd >= 0) {
-		close(control_fd);
-		control_fd = -1;
-		unlink(control_path);
-	}
+	tide_control_close(&control_server);
 }

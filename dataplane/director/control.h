@@ -9,11 +9,7 @@
 
 #include "config.h"
 
-/* Longest request line, bytes (without the newline). */
-#define CONTROL_LINE_MAX 65536u
-#define CONTROL_MAX_CLIENTS 64u
-/* A client whose unread replies exceed this is disconnected, bytes. */
-#define CONTROL_OUT_MAX (64u << 20)
+/* Framing, limits and malformed-line replies: ../control/tide_control.h (shared with tide-redirect). */
 /* How often the loop checks the stop flag, milliseconds. */
 #define CONTROL_POLL_MS 100
 

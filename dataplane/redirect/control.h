@@ -10,11 +10,7 @@
 
 #include "tide_redirect.h"
 
-/* Longest request line, bytes (without the newline). */
-#define CONTROL_LINE_MAX 65536u
-#define CONTROL_MAX_CLIENTS 64u
-/* A client whose unread replies exceed this is disconnected, bytes. */
-#define CONTROL_OUT_MAX (16u << 20)
+/* Framing, limits and malformed-line replies: ../control/tide_control.h (shared with the director). */
 
 /* Creates the socket at `path` (unlinks a stale one, binds, chmod 0660, listens). 0 or -errno. */
 int control_open(struct redirect_state *st, const char *path);
