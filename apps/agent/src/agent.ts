@@ -1,0 +1,191 @@
+import { readFile } from "node:fs/promises";
+import { release } from "node:os";
+import type { Server } from "node:http";
+import {
+  AGENT_PROTOCOL_VERSION,
+  type DataPlaneState,
+  type DesiredState,
+  type Observation,
+} from "@tide/contracts";
+import type { AgentConfig } from "./config";
+import { ConsoleLink, redact } from "./console/console-link";
+import { directorLoadTable, directorState, redirectState } from "./dataplane/data-plane-state";
+import { renderMetrics } from "./metrics/exposition";
+import { serveMetrics } from "./metrics/server";
+import { ProbeLoader } from "./probes/loader";
+import { HostSampler } from "./sampling/namespace-sampler";
+import { buildObservation, MonotonicClock, openListenerKeys } from "./sampling/observation";
+import { AGENT_VERSION } from "./version";
+
+/** One sampling cycle's result. */
+export interface Tick {
+  observation: Observation;
+  dataPlane: DataPlaneState[];
+  errors: { inode: number; error: string }[];
+}
+
+/**
+ * Sampling without any link: namespaces, CPUs, probes, data plane. Used by the daemon, `doctor`,
+ * and the lab test.
+ */
+export class HostObserver {
+  readonly sampler = new HostSampler();
+  readonly probes: ProbeLoader;
+  private readonly clock = new MonotonicClock();
+  private readonly kernelRelease = release();
+
+  constructor(
+    private readonly config: AgentConfig,
+    log: (line: string) => void = () => undefined,
+  ) {
+    this.probes = new ProbeLoader(config.probesBinary, config.sampleIntervalMs, log);
+  }
+
+  start(): Promise<void> {
+    return this.probes.start();
+  }
+
+  async dataPlane(): Promise<DataPlaneState[]> {
+    const out: Promise<DataPlaneState>[] = [];
+    if (this.config.directorSocket !== null) out.push(directorState(this.config.directorSocket));
+    if (this.config.redirectSocket !== null) out.push(redirectState(this.config.redirectSocket));
+    return Promise.all(out);
+  }
+
+  async tick(): Promise<Tick> {
+    const [sample, dataPlane] = await Promise.all([this.sampler.sample(), this.dataPlane()]);
+    const observation = buildObservation({
+      hostId: this.config.hostname,
+      agentVersion: AGENT_VERSION,
+      kernelRelease: this.kernelRelease,
+      sampledAt: this.clock.next(),
+      sample,
+      probes: this.probes.state.probes(),
+      probeResults: this.probes.state.probeResults(openListenerKeys(sample)),
+    });
+    return { observation, dataPlane, errors: sample.errors };
+  }
+
+  stop(): void {
+    this.probes.stop();
+    this.sampler.close();
+  }
+}
+
+/** The daemon: sample every interval, serve /metrics, talk to the console when configured. */
+export class Agent {
+  private readonly observer: HostObserver;
+  private link: ConsoleLink | null = null;
+  private metrics: Server | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private latest: Tick | null = null;
+  private running = false;
+  private intervalMs: number;
+  private appliedTables = new Map<string, string>();
+
+  constructor(
+    private readonly config: AgentConfig,
+    private readonly log: (line: string) => void,
+  ) {
+    this.observer = new HostObserver(config, log);
+    this.intervalMs = config.sampleIntervalMs;
+  }
+
+  async start(): Promise<void> {
+    await this.observer.start();
+    if (this.config.consoleUrl !== null && this.config.hostTokenFile !== null) {
+      const token = (await readFile(this.config.hostTokenFile, "utf8")).trim();
+      const capacity = Math.ceil((this.config.bufferMinutes * 60_000) / this.config.sampleIntervalMs);
+      this.link = new ConsoleLink({
+        consoleUrl: this.config.consoleUrl,
+        token,
+        bufferCapacity: capacity,
+        log: this.log,
+        hello: () => ({
+          protocolVersion: AGENT_PROTOCOL_VERSION,
+          agentVersion: AGENT_VERSION,
+          hostname: this.config.hostname,
+          kernelRelease: release(),
+          roles: this.config.roles,
+          probes: this.observer.probes.state.probes(),
+          dataPlane: this.latest?.dataPlane ?? [],
+        }),
+        onDesired: (d) => this.applyDesired(d, token),
+      });
+      this.log(`console ${this.config.consoleUrl}; buffering up to ${capacity} samples while unreachable`);
+    } else {
+      this.log("no consoleUrl: running local-only");
+    }
+    if (this.config.metricsListen !== "") {
+      this.metrics = serveMetrics(
+        this.config.metricsListen,
+        () =>
+          renderMetrics(this.latest?.observation ?? null, this.latest?.dataPlane ?? [], {
+            bufferedSamples: this.link?.buffer.size ?? 0,
+            consoleConnected: this.link === null ? null : this.link.connected,
+          }),
+        this.log,
+      );
+    }
+    this.running = true;
+    void this.loop();
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      const started = Date.now();
+      try {
+        const tick = await this.observer.tick();
+        this.latest = tick;
+        for (const e of tick.errors) this.log(`namespace ${e.inode}: ${e.error}`);
+        if (this.link !== null) void this.link.offer(tick.observation, tick.dataPlane);
+      } catch (err) {
+        this.log(`sampling failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      const wait = Math.max(0, this.intervalMs - (Date.now() - started));
+      await new Promise<void>((resolve) => {
+        this.timer = setTimeout(resolve, wait);
+      });
+    }
+  }
+
+  /** Adopt the console's interval and, on a director, load the desired table if it changed. */
+  private async applyDesired(desired: DesiredState, token: string): Promise<void> {
+    this.intervalMs = desired.sampleIntervalMs;
+    const socket = this.config.directorSocket;
+    if (socket === null || !this.config.roles.includes("director") || this.link === null) return;
+    const tables = desired.directorTables;
+    if (tables.length === 0) return;
+    if (tables.length > 1) {
+      // load_table takes one GLBD file with every pool; merging per-pool files is not done yet.
+      this.log(
+        `desired ${desired.revision}: ${tables.length} pools; multi-pool table apply is not supported yet`,
+      );
+      return;
+    }
+    const t = tables[0]!;
+    if (this.appliedTables.get(t.poolName) === t.contentHash) return;
+    const current = this.latest?.dataPlane.find((d) => d.component === "director")?.tableHashes[t.poolName];
+    if (current === t.contentHash) {
+      this.appliedTables.set(t.poolName, t.contentHash);
+      return;
+    }
+    try {
+      const path = await this.link.downloadTable(t.downloadPath, t.contentHash, this.config.tableDir);
+      const result = await directorLoadTable(socket, path, [t.poolName]);
+      this.appliedTables.set(t.poolName, t.contentHash);
+      this.log(
+        `director serves ${t.poolName} ${t.contentHash.slice(0, 12)} (generation ${result.generation})`,
+      );
+    } catch (err) {
+      this.log(`table ${t.poolName}: ${redact(err instanceof Error ? err.message : String(err), token)}`);
+    }
+  }
+
+  stop(): void {
+    this.running = false;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.metrics?.close();
+    this.observer.stop();
+  }
+}

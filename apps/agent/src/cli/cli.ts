@@ -1,0 +1,98 @@
+import { configFromEnv, readConfigFile, resolveConfig, type AgentConfig } from "../config";
+import type { AgentEnv } from "../env";
+import { Agent } from "../agent";
+import { formatDoctor, runDoctor } from "./doctor";
+
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: AgentEnv;
+}
+
+const USAGE = `usage: tide-agent [run] [--config FILE]
+       tide-agent doctor [--seconds N] [--json] [--config FILE]
+       tide-agent sample [--config FILE]        print one observation as JSON
+`;
+
+interface Parsed {
+  command: "run" | "doctor" | "sample" | "help";
+  config: string | null;
+  seconds: number;
+  json: boolean;
+}
+
+export function parseArgs(argv: readonly string[]): Parsed {
+  const out: Parsed = { command: "run", config: null, seconds: 3, json: false };
+  const args = [...argv];
+  if (args[0] !== undefined && !args[0].startsWith("-")) {
+    const c = args.shift()!;
+    if (c !== "run" && c !== "doctor" && c !== "sample" && c !== "help")
+      throw new Error(`unknown command ${c}`);
+    out.command = c;
+  }
+  while (args.length > 0) {
+    const a = args.shift()!;
+    if (a === "--config") out.config = args.shift() ?? null;
+    else if (a === "--json") out.json = true;
+    else if (a === "--seconds") {
+      const n = Number(args.shift());
+      if (!Number.isInteger(n) || n < 1 || n > 600) throw new Error("--seconds takes a whole number 1..600");
+      out.seconds = n;
+    } else if (a === "-h" || a === "--help") out.command = "help";
+    else throw new Error(`unknown option ${a}`);
+  }
+  if (out.config === "") throw new Error("--config needs a file");
+  return out;
+}
+
+function loadConfig(parsed: Parsed, env: AgentEnv): AgentConfig {
+  const file = parsed.config ?? env.TIDE_AGENT_CONFIG ?? null;
+  return resolveConfig([file !== null ? readConfigFile(file) : {}, configFromEnv(env)]);
+}
+
+/** Returns the exit code, or null when the daemon keeps running. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number | null> {
+  let parsed: Parsed;
+  let config: AgentConfig;
+  try {
+    parsed = parseArgs(argv);
+    if (parsed.command === "help") {
+      io.stdout(USAGE);
+      return 0;
+    }
+    config = loadConfig(parsed, io.env);
+  } catch (err) {
+    io.stderr(`tide-agent: ${err instanceof Error ? err.message : String(err)}\n${USAGE}`);
+    return 2;
+  }
+  const log = (line: string): void => io.stderr(`${new Date().toISOString()} ${line}\n`);
+  if (parsed.command === "doctor") {
+    const { findings, observations } = await runDoctor(config, parsed.seconds, log);
+    io.stdout(
+      parsed.json ? JSON.stringify({ findings }, null, 2) + "\n" : formatDoctor(findings, observations),
+    );
+    return 0;
+  }
+  if (parsed.command === "sample") {
+    const { HostObserver } = await import("../agent");
+    const observer = new HostObserver(config, log);
+    await observer.start();
+    try {
+      const tick = await observer.tick();
+      io.stdout(JSON.stringify({ observation: tick.observation, dataPlane: tick.dataPlane }, null, 2) + "\n");
+    } finally {
+      observer.stop();
+    }
+    return 0;
+  }
+  const agent = new Agent(config, log);
+  await agent.start();
+  const stop = (): void => {
+    log("stopping");
+    agent.stop();
+    setTimeout(() => process.exit(0), 200).unref();
+  };
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
+  return null;
+}

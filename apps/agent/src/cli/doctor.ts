@@ -1,0 +1,81 @@
+import { diagnose } from "@tide/diagnostics";
+import { netnsKey, type Finding, type Observation } from "@tide/contracts";
+import { HostObserver } from "../agent";
+import type { AgentConfig } from "../config";
+
+/** Pause between doctor samples, in ms. */
+const DOCTOR_INTERVAL_MS = 1_000;
+
+/** Sample the host `seconds` + 1 times, one second apart, and diagnose the window locally. */
+export async function runDoctor(
+  config: AgentConfig,
+  seconds: number,
+  progress: (line: string) => void,
+): Promise<{ findings: Finding[]; observations: Observation[] }> {
+  const observer = new HostObserver({ ...config, sampleIntervalMs: DOCTOR_INTERVAL_MS });
+  await observer.start();
+  const observations: Observation[] = [];
+  try {
+    for (let i = 0; i <= seconds; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, DOCTOR_INTERVAL_MS));
+      const tick = await observer.tick();
+      for (const e of tick.errors) progress(`namespace ${e.inode}: ${e.error}`);
+      observations.push(tick.observation);
+    }
+  } finally {
+    observer.stop();
+  }
+  // The console diagnoses a 60 s window and wants 10 s of coverage for rates; doctor takes what it has.
+  const findings = diagnose(observations, { minCoverageSeconds: Math.max(1, seconds) });
+  return { findings, observations };
+}
+
+function subjectText(f: Finding): string {
+  const s = f.subject;
+  const parts = [s.hostId];
+  if (s.netns !== null) parts.push(`netns ${netnsKey(s.netns)}`);
+  if (s.port !== null) parts.push(`port ${s.port}`);
+  if (s.process !== null) parts.push(`process ${JSON.stringify(s.process)}`);
+  if (s.cpu !== null) parts.push(`cpu ${s.cpu}`);
+  if (s.target !== null) parts.push(`target ${s.target}`);
+  return parts.join(", ");
+}
+
+/** Human report of a doctor run. */
+export function formatDoctor(findings: readonly Finding[], observations: readonly Observation[]): string {
+  const last = observations[observations.length - 1];
+  const lines: string[] = [];
+  if (last !== undefined) {
+    const on = last.probes.filter((p) => p.state === "on").map((p) => p.probe);
+    lines.push(
+      `tide-agent doctor: ${last.hostId}, kernel ${last.kernelRelease ?? "?"}, ${observations.length} samples, ` +
+        `${last.namespaces.length} network namespaces, ${last.cpus.length} CPUs, probes on: ${on.length > 0 ? on.join(" ") : "none"}`,
+    );
+    for (const p of last.probes)
+      if (p.state === "off") lines.push(`  probe ${p.probe} off: ${p.reason} (${p.detail})`);
+  }
+  if (findings.length === 0) {
+    lines.push("No findings: nothing in the sampled window crosses a threshold.");
+    return lines.join("\n") + "\n";
+  }
+  lines.push(`${findings.length} finding(s), worst first:`);
+  for (const f of findings) {
+    lines.push("");
+    lines.push(`[${f.severity.toUpperCase()}] ${f.kind}: ${f.title}`);
+    lines.push(`  subject: ${subjectText(f)}`);
+    for (const e of f.evidence) {
+      const rate = e.ratePerSecond !== null ? ` (${e.ratePerSecond.toFixed(2)}/s)` : "";
+      const thr =
+        e.threshold !== null
+          ? ` [warn ${e.threshold.warn ?? "-"}, critical ${e.threshold.critical ?? "-"}]`
+          : "";
+      lines.push(`  evidence: ${e.metric} = ${e.value} ${e.unit}${rate}${thr}`);
+    }
+    lines.push(`  remedy: ${f.remedy.summary}`);
+    for (const step of f.remedy.steps) {
+      lines.push(`    - [${step.scope}] ${step.action}`);
+      if (step.command !== null) lines.push(`      $ ${step.command}`);
+    }
+  }
+  return lines.join("\n") + "\n";
+}

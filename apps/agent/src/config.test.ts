@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { parseArgs } from "./cli/cli";
+import { configFromEnv, resolveConfig } from "./config";
+
+describe("resolveConfig", () => {
+  it("applies defaults", () => {
+    const c = resolveConfig([{ hostname: "lb-1" }]);
+    expect(c).toMatchObject({
+      consoleUrl: null,
+      sampleIntervalMs: 1000,
+      metricsListen: "127.0.0.1:9464",
+      bufferMinutes: 10,
+      roles: ["host"],
+    });
+  });
+
+  it("lets the environment override the file", () => {
+    const env = configFromEnv({ TIDE_ROLES: "director,proxy", TIDE_SAMPLE_INTERVAL_MS: 500 });
+    const c = resolveConfig([{ hostname: "lb-1", sampleIntervalMs: 2000 }, env]);
+    expect(c.roles).toEqual(["director", "proxy"]);
+    expect(c.sampleIntervalMs).toBe(500);
+  });
+
+  it("rejects a buffer under 10 minutes and a console without a token file", () => {
+    expect(() => resolveConfig([{ bufferMinutes: 5 }])).toThrow(/bufferMinutes/);
+    expect(() => resolveConfig([{ consoleUrl: "https://console.example" }])).toThrow(/hostTokenFile/);
+  });
+});
+
+describe("parseArgs", () => {
+  it("parses doctor options", () => {
+    expect(parseArgs(["doctor", "--seconds", "5", "--json"])).toMatchObject({
+      command: "doctor",
+      seconds: 5,
+      json: true,
+    });
+    expect(parseArgs([])).toMatchObject({ command: "run" });
+    expect(() => parseArgs(["doctor", "--seconds", "0"])).toThrow();
+  });
+});

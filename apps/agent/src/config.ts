@@ -1,0 +1,103 @@
+import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { HostRole } from "@tide/contracts";
+import { z } from "zod";
+import type { AgentEnv } from "./env";
+
+/** Defaults, as named constants (units in the name). */
+export const DEFAULT_SAMPLE_INTERVAL_MS = 1_000;
+export const DEFAULT_METRICS_LISTEN = "127.0.0.1:9464";
+export const DEFAULT_BUFFER_MINUTES = 10;
+export const DEFAULT_TABLE_DIR = "/var/lib/tide-agent/tables";
+
+export const AgentConfig = z
+  .strictObject({
+    consoleUrl: z.string().url().nullable().default(null).describe("Console base URL; null = local-only"),
+    hostTokenFile: z.string().min(1).nullable().default(null).describe("File holding the host token"),
+    hostname: z
+      .string()
+      .min(1)
+      .default(() => hostname())
+      .describe("Host name (the token's host)"),
+    roles: z.array(HostRole).min(1).default(["host"]).describe("Roles of this host"),
+    directorSocket: z.string().min(1).nullable().default(null).describe("tide-director control socket"),
+    redirectSocket: z.string().min(1).nullable().default(null).describe("tide-redirect control socket"),
+    probesBinary: z.string().min(1).nullable().default(null).describe("tide-probes path; null = probes off"),
+    pmtuTargets: z.array(z.string().min(1)).default([]).describe("Path MTU targets (not sampled yet)"),
+    sampleIntervalMs: z
+      .int()
+      .min(100)
+      .max(60_000)
+      .default(DEFAULT_SAMPLE_INTERVAL_MS)
+      .describe("Sampling interval, ms"),
+    metricsListen: z
+      .string()
+      .regex(/^(?:.+:\d{1,5})?$/, "must be host:port or empty")
+      .default(DEFAULT_METRICS_LISTEN)
+      .describe("host:port for /metrics; empty disables it"),
+    bufferMinutes: z
+      .int()
+      .min(10)
+      .max(24 * 60)
+      .default(DEFAULT_BUFFER_MINUTES)
+      .describe("Offline buffer, minutes (>= 10)"),
+    tableDir: z
+      .string()
+      .min(1)
+      .default(DEFAULT_TABLE_DIR)
+      .describe("Directory for downloaded director tables"),
+  })
+  .refine((c) => c.consoleUrl === null || c.hostTokenFile !== null, {
+    message: "hostTokenFile is required when consoleUrl is set",
+    path: ["hostTokenFile"],
+  })
+  .describe("tide-agent configuration");
+export type AgentConfig = z.infer<typeof AgentConfig>;
+
+const list = (s: string | undefined): string[] | undefined =>
+  s === undefined
+    ? undefined
+    : s
+        .split(",")
+        .map((x) => x.trim())
+        .filter((x) => x !== "");
+
+/** Configuration from the environment only (undefined = not set there). */
+export function configFromEnv(e: AgentEnv): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    consoleUrl: e.TIDE_CONSOLE_URL,
+    hostTokenFile: e.TIDE_HOST_TOKEN_FILE,
+    hostname: e.TIDE_HOSTNAME,
+    roles: list(e.TIDE_ROLES),
+    directorSocket: e.TIDE_DIRECTOR_SOCKET,
+    redirectSocket: e.TIDE_REDIRECT_SOCKET,
+    probesBinary: e.TIDE_PROBES_BINARY,
+    pmtuTargets: list(e.TIDE_PMTU_TARGETS),
+    sampleIntervalMs: e.TIDE_SAMPLE_INTERVAL_MS,
+    metricsListen: e.TIDE_METRICS_LISTEN,
+    bufferMinutes: e.TIDE_BUFFER_MINUTES,
+    tableDir: e.TIDE_TABLE_DIR,
+  };
+  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined));
+}
+
+/** Merge file < environment < overrides, then validate (throws a readable error). */
+export function resolveConfig(layers: readonly Record<string, unknown>[]): AgentConfig {
+  const merged = Object.assign({}, ...layers) as Record<string, unknown>;
+  const r = AgentConfig.safeParse(merged);
+  if (!r.success) {
+    throw new Error(
+      `invalid configuration: ${r.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`,
+    );
+  }
+  return r.data;
+}
+
+/** Read and parse a JSON configuration file. */
+export function readConfigFile(path: string): Record<string, unknown> {
+  const parsed: unknown = JSON.parse(readFileSync(path, "utf8"));
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new Error(`${path}: configuration must be a JSON object`);
+  }
+  return parsed as Record<string, unknown>;
+}

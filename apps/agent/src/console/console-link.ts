@@ -1,0 +1,155 @@
+import { createHash } from "node:crypto";
+import { mkdir, rename, writeFile } from "node:fs/promises";
+import {
+  AGENT_PROTOCOL_VERSION,
+  AgentHelloReply,
+  AgentObservationsReply,
+  DesiredState,
+  OBSERVATION_BATCH_MAX,
+  type AgentHello,
+  type AgentObservationsIn,
+  type DataPlaneState,
+  type Observation,
+} from "@tide/contracts";
+import { backoffMs } from "./backoff";
+import { RingBuffer } from "./ring-buffer";
+
+/** One HTTP call's time limit, in ms. */
+const REQUEST_TIMEOUT_MS = 10_000;
+
+export interface ConsoleLinkOptions {
+  consoleUrl: string;
+  token: string;
+  bufferCapacity: number;
+  hello: () => AgentHello;
+  log: (line: string) => void;
+  /** Called with each new desired state (after hello and whenever its revision changes). */
+  onDesired: (desired: DesiredState) => Promise<void>;
+}
+
+/** Remove anything that looks like a host token from a message (never log the token). */
+export function redact(text: string, token: string): string {
+  let out = token !== "" ? text.split(token).join("[token]") : text;
+  out = out.replace(/tide_host_[A-Za-z0-9_-]+/g, "tide_host_[redacted]");
+  return out;
+}
+
+/**
+ * The agent's link to the console: hello, then batches of observations; samples wait in a bounded
+ * ring buffer while the console is unreachable and are replayed oldest first (replayed: true).
+ */
+export class ConsoleLink {
+  readonly buffer: RingBuffer<Observation>;
+  private helloDone = false;
+  private failures = 0;
+  private nextAttemptAt = 0;
+  private desiredRevision: number | null = null;
+  private sending = false;
+  private everFailed = false;
+  lastError: string | null = null;
+
+  constructor(private readonly o: ConsoleLinkOptions) {
+    this.buffer = new RingBuffer<Observation>(o.bufferCapacity);
+  }
+
+  get connected(): boolean {
+    return this.helloDone && this.failures === 0;
+  }
+
+  /** Queue a sample and try to deliver what is queued (never throws). */
+  async offer(observation: Observation, dataPlane: DataPlaneState[]): Promise<void> {
+    this.buffer.push(observation);
+    if (this.sending || Date.now() < this.nextAttemptAt) return;
+    this.sending = true;
+    try {
+      await this.flush(dataPlane);
+      if (this.failures > 0) this.o.log("console reachable again");
+      this.failures = 0;
+      this.lastError = null;
+    } catch (err) {
+      this.failures++;
+      this.everFailed = true;
+      this.helloDone = false;
+      this.lastError = redact(err instanceof Error ? err.message : String(err), this.o.token);
+      const wait = backoffMs(this.failures);
+      this.nextAttemptAt = Date.now() + wait;
+      this.o.log(
+        `console unreachable (${this.lastError}); ${this.buffer.size} samples buffered, retry in ${wait} ms`,
+      );
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  private async flush(dataPlane: DataPlaneState[]): Promise<void> {
+    if (!this.helloDone) {
+      const reply = AgentHelloReply.parse(await this.call("POST", "/api/v1/agent/hello", this.o.hello()));
+      this.helloDone = true;
+      await this.applyDesired(reply.desired);
+    }
+    // Everything but the newest sample is a replay once a delivery has failed.
+    while (this.buffer.size > 0) {
+      const batch = this.buffer.peek(OBSERVATION_BATCH_MAX);
+      const replayed = this.everFailed && (this.buffer.size > 1 || batch.length > 1);
+      const body: AgentObservationsIn = { observations: batch, dataPlane, replayed };
+      const reply = AgentObservationsReply.parse(await this.call("POST", "/api/v1/agent/observations", body));
+      this.buffer.drop(batch.length);
+      if (this.buffer.size === 0) this.everFailed = false;
+      if (reply.desiredRevision !== this.desiredRevision) {
+        await this.applyDesired(DesiredState.parse(await this.call("GET", "/api/v1/agent/desired")));
+      }
+    }
+  }
+
+  private async applyDesired(desired: DesiredState): Promise<void> {
+    this.desiredRevision = desired.revision;
+    try {
+      await this.o.onDesired(desired);
+    } catch (err) {
+      this.o.log(
+        `applying desired revision ${desired.revision} failed: ${redact(String(err), this.o.token)}`,
+      );
+    }
+  }
+
+  /** An authenticated call; rejects on network errors, timeouts and non-2xx answers. */
+  async call(method: "GET" | "POST", path: string, body?: unknown): Promise<unknown> {
+    const res = await this.fetchRaw(method, path, body);
+    return (await res.json()) as unknown;
+  }
+
+  async fetchRaw(method: "GET" | "POST", path: string, body?: unknown): Promise<Response> {
+    const url = new URL(path, this.o.consoleUrl);
+    const res = await fetch(url, {
+      method,
+      headers: {
+        authorization: `Bearer ${this.o.token}`,
+        ...(body !== undefined ? { "content-type": "application/json" } : {}),
+      },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    if (!res.ok) {
+      const text = (await res.text().catch(() => "")).slice(0, 300);
+      throw new Error(`${method} ${url.pathname}: HTTP ${res.status} ${redact(text, this.o.token)}`);
+    }
+    return res;
+  }
+
+  /** Download a table (GLBD bytes), check its sha256 and write it atomically; returns the path. */
+  async downloadTable(downloadPath: string, contentHash: string, dir: string): Promise<string> {
+    const res = await this.fetchRaw("GET", downloadPath);
+    const bytes = Buffer.from(await res.arrayBuffer());
+    const got = createHash("sha256").update(bytes).digest("hex");
+    if (got !== contentHash)
+      throw new Error(`table ${downloadPath}: sha256 ${got} != contentHash ${contentHash}`);
+    await mkdir(dir, { recursive: true });
+    const path = `${dir}/${contentHash}.glbd`;
+    const tmp = `${path}.tmp-${process.pid}`;
+    await writeFile(tmp, bytes, { mode: 0o640 });
+    await rename(tmp, path);
+    return path;
+  }
+}
+
+export const agentProtocolVersion = AGENT_PROTOCOL_VERSION;

@@ -1,0 +1,50 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { redirectState } from "./data-plane-state";
+
+const dir = mkdtempSync(join(tmpdir(), "tide-agent-test-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function fakeRedirect(path: string): Promise<Server> {
+  const counters = Object.fromEntries(
+    ["total", "accepted_syn", "accepted_established", "accepted_syn_cookie", "accepted_last_resort", "accepted_udp", "accepted_icmp", "accepted_pmtu", "forwarded_to_self", "forwarded_to_alternate", "not_gue", "dropped_malformed", "dropped_truncated", "forward_failed", "decap_failed"].map((k) => [k, 1]),
+  );
+  const status = { version: "0.1.0", pid: 10, started_at: "2026-01-01T00:00:00Z", uptime_s: 5, iface: "eth0", ifindex: 2, netns: null, attach: "tc-ingress", prog_id: 7, port: 19523, local_addresses: ["10.0.0.1"] };
+  const server = createServer((sock) => {
+    let buf = "";
+    sock.on("data", (d) => {
+      buf += d.toString();
+      let nl: number;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const req = JSON.parse(buf.slice(0, nl)) as { id: number; cmd: string };
+        buf = buf.slice(nl + 1);
+        const result = req.cmd === "status" ? status : { counters };
+        sock.write(JSON.stringify({ id: req.id, ok: true, result }) + "\n");
+      }
+    });
+  });
+  return new Promise((resolve) => server.listen(path, () => resolve(server)));
+}
+
+describe("redirectState", () => {
+  it("reports an absent socket as unreachable without throwing", async () => {
+    const s = await redirectState(join(dir, "missing.sock"));
+    expect(s).toMatchObject({ component: "redirect", reachable: false, redirectCounters: null });
+    expect(s.error).toMatch(/ENOENT/);
+  });
+
+  it("reads status and stats from a live socket", async () => {
+    const path = join(dir, "redirect.sock");
+    const server = await fakeRedirect(path);
+    try {
+      const s = await redirectState(path);
+      expect(s).toMatchObject({ reachable: true, error: null, version: "0.1.0" });
+      expect(s.redirectCounters?.total).toBe(1);
+    } finally {
+      server.close();
+    }
+  });
+});

@@ -1,0 +1,24 @@
+import { z } from "zod";
+
+/**
+ * The agent's environment, parsed once (lint forbids raw process.env elsewhere). Every setting can
+ * also come from the --config JSON file; the environment wins over the file, flags over both.
+ */
+const Env = z.object({
+  TIDE_AGENT_CONFIG: z.string().min(1).optional().describe("Path of the JSON configuration file"),
+  TIDE_CONSOLE_URL: z.string().url().optional().describe("Console base URL; unset = local-only"),
+  TIDE_HOST_TOKEN_FILE: z.string().min(1).optional().describe("File holding the host token (tide_host_…)"),
+  TIDE_HOSTNAME: z.string().min(1).optional().describe("Host name (default: os.hostname())"),
+  TIDE_ROLES: z.string().min(1).optional().describe("Comma-separated roles: director, proxy, host"),
+  TIDE_DIRECTOR_SOCKET: z.string().min(1).optional().describe("tide-director control socket"),
+  TIDE_REDIRECT_SOCKET: z.string().min(1).optional().describe("tide-redirect control socket"),
+  TIDE_PROBES_BINARY: z.string().min(1).optional().describe("Path of tide-probes"),
+  TIDE_PMTU_TARGETS: z.string().optional().describe("Comma-separated path MTU targets"),
+  TIDE_SAMPLE_INTERVAL_MS: z.coerce.number().int().optional().describe("Sampling interval in ms"),
+  TIDE_METRICS_LISTEN: z.string().optional().describe("host:port of /metrics, or empty to disable"),
+  TIDE_BUFFER_MINUTES: z.coerce.number().int().optional().describe("Minutes of samples kept offline"),
+  TIDE_TABLE_DIR: z.string().min(1).optional().describe("Where downloaded director tables are written"),
+});
+export type AgentEnv = z.infer<typeof Env>;
+
+export const env: AgentEnv = Env.parse(process.env);

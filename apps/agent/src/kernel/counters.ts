@@ -1,0 +1,61 @@
+import type { CounterSnapshot, Sockstat } from "@tide/contracts";
+
+/** nstat-style counter names are the group (TcpExt, Ip, IcmpMsg, ...) followed by the field. */
+const COUNTER_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+
+/**
+ * Parse /proc/net/netstat or /proc/net/snmp: pairs of lines "Group: F1 F2 ..." / "Group: v1 v2 ...".
+ * Returns absolute values keyed as nstat names (TcpExtListenOverflows, IcmpMsgOutType3, ...).
+ * Negative values (Tcp MaxConn is -1) and non-integers are skipped: the contract wants u64 counters.
+ */
+export function parseProcNetCounters(text: string, into: CounterSnapshot = {}): CounterSnapshot {
+  const lines = text.split("\n").filter((l) => l.trim() !== "");
+  for (let i = 0; i + 1 < lines.length; i += 2) {
+    const head = lines[i]!;
+    const values = lines[i + 1]!;
+    const hc = head.indexOf(":");
+    const vc = values.indexOf(":");
+    if (hc < 0 || vc < 0) continue;
+    const group = head.slice(0, hc);
+    if (group !== values.slice(0, vc)) {
+      // Out of step (a truncated read): resynchronise on the next line.
+      i -= 1;
+      continue;
+    }
+    const names = head
+      .slice(hc + 1)
+      .trim()
+      .split(/\s+/);
+    const nums = values
+      .slice(vc + 1)
+      .trim()
+      .split(/\s+/);
+    names.forEach((field, j) => {
+      const raw = nums[j];
+      if (raw === undefined || !/^\d+$/.test(raw)) return;
+      const key = group + field;
+      if (!COUNTER_NAME.test(key)) return;
+      into[key] = Number(raw);
+    });
+  }
+  return into;
+}
+
+/** Parse the TCP line of /proc/net/sockstat; null when it is missing. */
+export function parseSockstat(text: string): Sockstat | null {
+  const line = text.split("\n").find((l) => l.startsWith("TCP:"));
+  if (line === undefined) return null;
+  const tokens = line.slice(4).trim().split(/\s+/);
+  const field = (name: string): number | null => {
+    const i = tokens.indexOf(name);
+    const raw = i >= 0 ? tokens[i + 1] : undefined;
+    return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : null;
+  };
+  const inuse = field("inuse");
+  const orphan = field("orphan");
+  const tw = field("tw");
+  const alloc = field("alloc");
+  const mem = field("mem");
+  if (inuse === null || orphan === null || tw === null || alloc === null || mem === null) return null;
+  return { tcpInuse: inuse, tcpOrphan: orphan, tcpTw: tw, tcpAlloc: alloc, tcpMemPages: mem };
+}

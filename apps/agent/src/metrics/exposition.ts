@@ -1,0 +1,259 @@
+import type { DataPlaneState, Observation } from "@tide/contracts";
+
+/** Counters exported per namespace: nstat name -> metric name (Prometheus conventions, _total). */
+export const NAMESPACE_COUNTERS: Record<string, string> = {
+  TcpExtListenOverflows: "tide_netns_tcpext_listen_overflows_total",
+  TcpExtListenDrops: "tide_netns_tcpext_listen_drops_total",
+  TcpExtTCPReqQFullDoCookies: "tide_netns_tcpext_reqq_full_do_cookies_total",
+  TcpExtTCPReqQFullDrop: "tide_netns_tcpext_reqq_full_drop_total",
+  TcpExtSyncookiesSent: "tide_netns_tcpext_syncookies_sent_total",
+  TcpExtSyncookiesRecv: "tide_netns_tcpext_syncookies_recv_total",
+  TcpExtSyncookiesFailed: "tide_netns_tcpext_syncookies_failed_total",
+  TcpExtTCPRcvCollapsed: "tide_netns_tcpext_rcv_collapsed_total",
+  TcpExtPruneCalled: "tide_netns_tcpext_prune_called_total",
+  TcpExtRcvPruned: "tide_netns_tcpext_rcv_pruned_total",
+  TcpExtOfoPruned: "tide_netns_tcpext_ofo_pruned_total",
+  IpFragFails: "tide_netns_ip_frag_fails_total",
+  IcmpMsgOutType3: "tide_netns_icmpmsg_out_type3_total",
+  TcpActiveOpens: "tide_netns_tcp_active_opens_total",
+  TcpPassiveOpens: "tide_netns_tcp_passive_opens_total",
+};
+
+/** Escape a label value (backslash, double quote, newline). */
+export function escapeLabel(value: string): string {
+  return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+}
+
+function labels(l: Record<string, string | number>): string {
+  const parts = Object.entries(l).map(([k, v]) => `${k}="${escapeLabel(String(v))}"`);
+  return parts.length > 0 ? `{${parts.join(",")}}` : "";
+}
+
+class Exposition {
+  private readonly families = new Map<string, { help: string; type: string; lines: string[] }>();
+  add(
+    name: string,
+    type: "counter" | "gauge",
+    help: string,
+    l: Record<string, string | number>,
+    value: number,
+  ): void {
+    let f = this.families.get(name);
+    if (f === undefined) {
+      f = { help, type, lines: [] };
+      this.families.set(name, f);
+    }
+    f.lines.push(`${name}${labels(l)} ${Number.isFinite(value) ? value : "NaN"}`);
+  }
+  text(): string {
+    let out = "";
+    for (const [name, f] of this.families) {
+      out += `# HELP ${name} ${f.help}\n# TYPE ${name} ${f.type}\n${f.lines.join("\n")}\n`;
+    }
+    return out;
+  }
+}
+
+/** Namespace label: "root", the /run/netns name, or the inode. */
+export function namespaceLabel(netns: Observation["namespaces"][number]["netns"]): string {
+  return netns.root ? "root" : (netns.name ?? String(netns.inode));
+}
+
+/** Prometheus text exposition (version 0.0.4) of the latest observation and data plane state. */
+export function renderMetrics(
+  obs: Observation | null,
+  dataPlane: readonly DataPlaneState[],
+  agent: { bufferedSamples: number; consoleConnected: boolean | null },
+): string {
+  const e = new Exposition();
+  e.add("tide_agent_buffered_samples", "gauge", "Samples waiting for the console", {}, agent.bufferedSamples);
+  if (agent.consoleConnected !== null)
+    e.add(
+      "tide_agent_console_connected",
+      "gauge",
+      "1 when the last console call succeeded",
+      {},
+      agent.consoleConnected ? 1 : 0,
+    );
+  if (obs !== null) {
+    e.add(
+      "tide_agent_last_sample_timestamp_seconds",
+      "gauge",
+      "When the latest sample was taken",
+      {},
+      Date.parse(obs.sampledAt) / 1000,
+    );
+    e.add("tide_netns_count", "gauge", "Network namespaces sampled", {}, obs.namespaces.length);
+    for (const ns of obs.namespaces) {
+      const nsl = { namespace: namespaceLabel(ns.netns), inode: ns.netns.inode };
+      for (const [counter, metric] of Object.entries(NAMESPACE_COUNTERS)) {
+        const v = ns.counters[counter];
+        if (v !== undefined) e.add(metric, "counter", `nstat ${counter} of the namespace`, nsl, v);
+      }
+      if (ns.sockstat !== null) {
+        e.add("tide_netns_tcp_inuse", "gauge", "TCP sockets in use (sockstat)", nsl, ns.sockstat.tcpInuse);
+        e.add("tide_netns_tcp_tw", "gauge", "TCP sockets in TIME-WAIT (sockstat)", nsl, ns.sockstat.tcpTw);
+        e.add(
+          "tide_netns_tcp_orphan",
+          "gauge",
+          "Orphaned TCP sockets (sockstat)",
+          nsl,
+          ns.sockstat.tcpOrphan,
+        );
+      }
+      if (ns.sysctls.somaxconn !== null)
+        e.add(
+          "tide_netns_somaxconn",
+          "gauge",
+          "net.core.somaxconn of the namespace",
+          nsl,
+          ns.sysctls.somaxconn,
+        );
+      if (ns.sysctls.tcpSyncookies !== null)
+        e.add("tide_netns_tcp_syncookies", "gauge", "net.ipv4.tcp_syncookies", nsl, ns.sysctls.tcpSyncookies);
+      if (ns.sysctls.tcpMaxSynBacklog !== null)
+        e.add(
+          "tide_netns_tcp_max_syn_backlog",
+          "gauge",
+          "net.ipv4.tcp_max_syn_backlog",
+          nsl,
+          ns.sysctls.tcpMaxSynBacklog,
+        );
+      if (ns.sysctls.tcpRmem !== null)
+        e.add(
+          "tide_netns_tcp_rmem_max_bytes",
+          "gauge",
+          "net.ipv4.tcp_rmem max, bytes",
+          nsl,
+          ns.sysctls.tcpRmem[2],
+        );
+      for (const l of ns.listeners) {
+        const ll = { ...nsl, address: l.address, port: l.port };
+        e.add(
+          "tide_listen_queue",
+          "gauge",
+          "Accept queue length now (ss Recv-Q of a LISTEN socket)",
+          ll,
+          l.recvQ,
+        );
+        e.add(
+          "tide_listen_backlog",
+          "gauge",
+          "Effective backlog (ss Send-Q of a LISTEN socket)",
+          ll,
+          l.sendQ,
+        );
+      }
+      for (const p of ns.listenPorts)
+        e.add("tide_listen_sockets", "gauge", "LISTEN sockets per port", { ...nsl, port: p.port }, p.sockets);
+    }
+    for (const c of obs.cpus) {
+      const cl = { cpu: c.cpu };
+      e.add(
+        "tide_softnet_processed_total",
+        "counter",
+        "softnet_stat packets processed",
+        cl,
+        c.softnetProcessed,
+      );
+      e.add(
+        "tide_softnet_dropped_total",
+        "counter",
+        "softnet_stat drops (input backlog full)",
+        cl,
+        c.softnetDropped,
+      );
+      e.add(
+        "tide_softnet_time_squeeze_total",
+        "counter",
+        "softnet_stat NET_RX out of budget",
+        cl,
+        c.softnetTimeSqueeze,
+      );
+      e.add("tide_softirq_net_rx_total", "counter", "NET_RX softirqs (/proc/softirqs)", cl, c.netRxSoftirqs);
+    }
+    for (const p of obs.probes)
+      e.add(
+        "tide_probe_up",
+        "gauge",
+        "1 when the BPF probe is attached",
+        { probe: p.probe },
+        p.state === "on" ? 1 : 0,
+      );
+    const r = obs.probeResults;
+    for (const o of r.listenOverflow)
+      e.add(
+        "tide_probe_listen_overflow_drops_total",
+        "counter",
+        "TCP_LISTEN_OVERFLOW drops per listener port",
+        { inode: o.netnsInode, port: o.port },
+        o.drops,
+      );
+    for (const c of r.listenCapped)
+      e.add(
+        "tide_probe_listen_capped_backlog",
+        "gauge",
+        "Requested listen() backlog of a capped listener",
+        { inode: c.netnsInode, port: c.port, comm: c.comm },
+        c.requested,
+      );
+    for (const n of r.netRxSoftirq)
+      e.add(
+        "tide_probe_net_rx_max_us",
+        "gauge",
+        "Longest NET_RX run since the previous sample, µs",
+        { cpu: n.cpu },
+        n.intervalMaxUs,
+      );
+    for (const c of r.connectLatency)
+      e.add(
+        "tide_probe_connect_eaddrnotavail_total",
+        "counter",
+        "connect() EADDRNOTAVAIL per process",
+        { inode: c.netnsInode, pid: c.pid, comm: c.comm },
+        c.eaddrnotavail,
+      );
+    for (const i of r.icmpFragNeeded)
+      e.add(
+        "tide_probe_icmp_frag_needed_sent_total",
+        "counter",
+        "ICMP frag-needed the namespace tried to send",
+        { inode: i.netnsInode },
+        i.sent,
+      );
+  }
+  for (const d of dataPlane) {
+    e.add(
+      "tide_dataplane_up",
+      "gauge",
+      "1 when the data plane control socket answered",
+      { component: d.component },
+      d.reachable ? 1 : 0,
+    );
+    if (d.directorCounters !== null) {
+      e.add(
+        "tide_director_rx_packets_total",
+        "counter",
+        "Director packets received",
+        {},
+        d.directorCounters.rx_packets,
+      );
+      e.add(
+        "tide_director_forwarded_packets_total",
+        "counter",
+        "Director packets forwarded",
+        {},
+        d.directorCounters.forwarded_packets,
+      );
+    }
+    if (d.redirectCounters !== null)
+      e.add(
+        "tide_redirect_packets_total",
+        "counter",
+        "GUE packets seen by tide-redirect",
+        {},
+        d.redirectCounters.total,
+      );
+  }
+  return e.text();
+}

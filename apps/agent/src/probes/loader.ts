@@ -1,0 +1,84 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { access, constants } from "node:fs/promises";
+import { createInterface } from "node:readline";
+import { ProbeState } from "./probe-state";
+
+/** Wait before restarting a crashed loader, in ms. */
+const RESTART_DELAY_MS = 10_000;
+
+/**
+ * Runs tide-probes (dataplane/probes) and keeps its latest state. Without a binary every probe is
+ * reported off; a crashed loader is restarted after a pause and reported loader_crashed meanwhile.
+ */
+export class ProbeLoader {
+  readonly state = new ProbeState();
+  private child: ChildProcess | null = null;
+  private stopped = false;
+  private restartTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly binary: string | null,
+    private readonly intervalMs: number,
+    private readonly log: (line: string) => void = () => undefined,
+  ) {}
+
+  async start(): Promise<void> {
+    if (this.binary === null) {
+      this.state.setOff("disabled", "no probesBinary configured");
+      return;
+    }
+    try {
+      await access(this.binary, constants.X_OK);
+    } catch {
+      this.state.setOff("load_failed", `probe loader ${this.binary} not found or not executable`);
+      return;
+    }
+    this.spawn(this.binary);
+  }
+
+  private spawn(binary: string): void {
+    const child = spawn(binary, ["--interval-ms", String(this.intervalMs)], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    this.child = child;
+    child.stdin?.on("error", () => undefined);
+    const lines = createInterface({ input: child.stdout! });
+    lines.on("line", (line) => {
+      try {
+        const parsed: unknown = JSON.parse(line);
+        if (typeof parsed === "object" && parsed !== null)
+          this.state.handle(parsed as Record<string, unknown>);
+      } catch {
+        // not JSON: ignore
+      }
+    });
+    let stderrTail = "";
+    child.stderr?.setEncoding("utf8");
+    child.stderr?.on("data", (chunk: string) => {
+      stderrTail = (stderrTail + chunk).slice(-500);
+    });
+    child.on("error", (err) => this.log(`tide-probes: ${err.message}`));
+    child.on("exit", (code, signal) => {
+      if (this.child === child) this.child = null;
+      if (this.stopped) return;
+      const detail = `tide-probes exited (${signal ?? code ?? "?"}): ${stderrTail.trim()}`;
+      this.log(detail);
+      this.state.setOff("loader_crashed", detail);
+      this.restartTimer = setTimeout(() => this.spawn(binary), RESTART_DELAY_MS);
+      this.restartTimer.unref();
+    });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.restartTimer !== null) clearTimeout(this.restartTimer);
+    const child = this.child;
+    this.child = null;
+    if (child !== null) {
+      child.stdin?.end(); // EOF on stdin stops the loader cleanly (detaches everything)
+      const kill = setTimeout(() => child.kill("SIGKILL"), 3_000);
+      kill.unref();
+      child.kill("SIGTERM");
+    }
+  }
+}

@@ -1,0 +1,186 @@
+import {
+  LOG2_HISTOGRAM_BUCKETS,
+  type ListenCappedSocket,
+  type ProbeAvailability,
+  type ProbeName,
+  type ProbeOffReason,
+  type ProbeResults,
+} from "@tide/contracts";
+
+/** Contract probe -> the loader's probe names that must all be on for it (dataplane/probes/README.md). */
+export const LOADER_PROBES: Record<ProbeName, readonly string[]> = {
+  listen_capped: ["listen_backlog"],
+  listen_overflow: ["listen_overflow"],
+  connect_latency: ["connect_latency"],
+  net_rx_softirq: ["netrx_softirq"],
+  icmp_frag_needed: ["icmp_frag_needed"],
+};
+
+const PROBE_NAMES = Object.keys(LOADER_PROBES) as ProbeName[];
+
+export function emptyProbeResults(): ProbeResults {
+  return { listenCapped: [], listenOverflow: [], connectLatency: [], netRxSoftirq: [], icmpFragNeeded: [] };
+}
+
+/** Every probe off with one reason (no loader, loader crashed, disabled). */
+export function allProbesOff(reason: ProbeOffReason, detail: string): ProbeAvailability[] {
+  return PROBE_NAMES.map((probe) => ({ probe, state: "off", reason, detail: detail.slice(0, 1000) }));
+}
+
+/** Map a loader's free-text reason to the contract's closed set. */
+export function offReason(text: string): ProbeOffReason {
+  const t = text.toLowerCase();
+  if (t.includes("disabled") || t.includes("--off")) return "disabled";
+  if (t.includes("perm") || t.includes("privilege") || t.includes("root") || t.includes("eacces"))
+    return "missing_privilege";
+  if (t.includes("btf")) return "btf_missing";
+  if (t.includes("tracepoint") || t.includes("enoent") || t.includes("not found"))
+    return "tracepoint_missing";
+  if (t.includes("layout") || t.includes("unsupported")) return "unsupported_kernel";
+  return "load_failed";
+}
+
+/**
+ * Re-bucket a loader histogram (bucket i covers [bucketLo[i], bucketLo[i+1]) µs) into the contract's
+ * log2 buckets (0 holds [0, 2) µs, i >= 1 holds [2^i, 2^(i+1)) µs), trailing zeros dropped.
+ */
+export function rebucket(hist: readonly number[], bucketLo: readonly number[]): number[] {
+  const out = new Array<number>(LOG2_HISTOGRAM_BUCKETS).fill(0);
+  hist.forEach((count, i) => {
+    const lo = bucketLo[i] ?? 2 ** (i - 1);
+    const j = lo < 2 ? 0 : Math.min(LOG2_HISTOGRAM_BUCKETS - 1, Math.floor(Math.log2(lo)));
+    out[j] = (out[j] ?? 0) + count;
+  });
+  let end = out.length;
+  while (end > 0 && out[end - 1] === 0) end--;
+  return out.slice(0, end);
+}
+
+type Json = Record<string, unknown>;
+const num = (v: unknown): number =>
+  typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.round(v) : 0;
+const arr = (v: unknown): Json[] =>
+  Array.isArray(v) ? (v.filter((x) => typeof x === "object" && x !== null) as Json[]) : [];
+const comm = (v: unknown): string => (typeof v === "string" && v !== "" ? v.slice(0, 15) : "?");
+
+/**
+ * The probes' state as the loader's JSON lines tell it: availability from `hello`, capped listeners
+ * from `listen` events, results from the latest `sample`. Pure: feed it parsed lines.
+ */
+export class ProbeState {
+  private availability: ProbeAvailability[];
+  private bucketLo: number[] = [];
+  private results: ProbeResults = emptyProbeResults();
+  /** Capped listeners by netns:port (the latest listen() call on that port wins). */
+  private readonly capped = new Map<string, ListenCappedSocket>();
+
+  constructor(
+    initial: ProbeAvailability[] = allProbesOff("loader_crashed", "tide-probes has not said hello yet"),
+  ) {
+    this.availability = initial;
+  }
+
+  setOff(reason: ProbeOffReason, detail: string): void {
+    this.availability = allProbesOff(reason, detail);
+    this.results = emptyProbeResults();
+  }
+
+  /** Feed one parsed JSON line of the loader. */
+  handle(line: Json): void {
+    if (line.type === "hello") this.onHello(line);
+    else if (line.type === "listen") this.onListen(line);
+    else if (line.type === "sample") this.onSample(line);
+  }
+
+  private onHello(line: Json): void {
+    const startedAt = new Date(typeof line.at === "number" ? line.at : Date.now()).toISOString();
+    this.bucketLo = Array.isArray(line.bucket_lo_us) ? line.bucket_lo_us.map(num) : [];
+    const loader = (typeof line.probes === "object" && line.probes !== null ? line.probes : {}) as Record<
+      string,
+      Json
+    >;
+    this.availability = PROBE_NAMES.map((probe): ProbeAvailability => {
+      const parts = LOADER_PROBES[probe].map((name) => ({ name, state: loader[name] }));
+      const off = parts.find((p) => p.state?.on !== true);
+      if (off === undefined) return { probe, state: "on", startedAt };
+      const why = typeof off.state?.reason === "string" ? off.state.reason : "not reported by the loader";
+      return { probe, state: "off", reason: offReason(why), detail: `${off.name}: ${why}`.slice(0, 1000) };
+    });
+    this.results = emptyProbeResults();
+    this.capped.clear();
+  }
+
+  private onListen(line: Json): void {
+    const netns = num(line.netns);
+    const port = num(line.port);
+    const pid = num(line.pid);
+    if (netns < 1 || pid < 1 || port > 65535 || (line.family !== "inet" && line.family !== "inet6")) return;
+    const key = `${netns}:${port}`;
+    if (line.limited === true) {
+      this.capped.set(key, {
+        netnsInode: netns,
+        port,
+        pid,
+        comm: comm(line.comm),
+        requested: num(line.requested),
+        effective: num(line.effective),
+      });
+    } else {
+      this.capped.delete(key);
+    }
+  }
+
+  private onSample(line: Json): void {
+    const bucketLo = this.bucketLo;
+    const r = emptyProbeResults();
+    for (const o of arr(line.listen_overflow)) {
+      if (num(o.netns) >= 1 && num(o.port) <= 65535)
+        r.listenOverflow.push({ netnsInode: num(o.netns), port: num(o.port), drops: num(o.drops) });
+    }
+    for (const c of arr(line.connect)) {
+      if (num(c.netns) < 1 || num(c.pid) < 1) continue;
+      r.connectLatency.push({
+        netnsInode: num(c.netns),
+        pid: num(c.pid),
+        comm: comm(c.comm),
+        latencyUs: rebucket(Array.isArray(c.hist) ? c.hist.map(num) : [], bucketLo),
+        eaddrnotavail: num(c.eaddrnotavail),
+        evenPorts: num(c.sport_even),
+        oddPorts: num(c.sport_odd),
+      });
+    }
+    for (const n of arr(line.netrx)) {
+      r.netRxSoftirq.push({
+        cpu: num(n.cpu),
+        durationUs: rebucket(Array.isArray(n.hist) ? n.hist.map(num) : [], bucketLo),
+        intervalMaxUs: num(n.max_us),
+      });
+    }
+    for (const i of arr(line.icmp_frag_needed)) {
+      if (num(i.netns) >= 1) r.icmpFragNeeded.push({ netnsInode: num(i.netns), sent: num(i.sent) });
+    }
+    this.results = r;
+  }
+
+  probes(): ProbeAvailability[] {
+    return this.availability;
+  }
+
+  /**
+   * Latest results; capped listeners are kept only while a listener on that (netns, port) is still
+   * open according to `openListeners` ("inode:port" keys from this tick's ss), when given.
+   */
+  probeResults(openListeners?: ReadonlySet<string>): ProbeResults {
+    const on = new Set(this.availability.filter((a) => a.state === "on").map((a) => a.probe));
+    if (openListeners !== undefined) {
+      for (const key of this.capped.keys()) if (!openListeners.has(key)) this.capped.delete(key);
+    }
+    return {
+      listenCapped: on.has("listen_capped") ? [...this.capped.values()] : [],
+      listenOverflow: on.has("listen_overflow") ? this.results.listenOverflow : [],
+      connectLatency: on.has("connect_latency") ? this.results.connectLatency : [],
+      netRxSoftirq: on.has("net_rx_softirq") ? this.results.netRxSoftirq : [],
+      icmpFragNeeded: on.has("icmp_frag_needed") ? this.results.icmpFragNeeded : [],
+    };
+  }
+}

@@ -1,0 +1,162 @@
+import { readFile, readlink } from "node:fs/promises";
+import type { CpuObservation, NamespaceObservation } from "@tide/contracts";
+import { parseProcNetCounters, parseSockstat } from "../kernel/counters";
+import { listenPortCounts, MAX_LISTENERS, parseSsListeners } from "../kernel/listeners";
+import { cpuObservations, parseSoftirqsNetRx, parseSoftnetStat } from "../kernel/softnet";
+import { parseSysctlLines, parseSysctls, SYSCTL_PATHS } from "../kernel/sysctls";
+import { discoverNamespaces, parseNetnsLink, type DiscoveredNamespace } from "../namespaces/discovery";
+import { NamespaceHelper } from "../namespaces/helper-shell";
+
+const SS_MARK = "__TIDE_SS__";
+
+/** Pause before entering a namespace again after its helper failed, in ms. */
+export const HELPER_RETRY_MS = 10_000;
+
+/**
+ * The script one helper runs per tick: sysctls with `grep -H .` (prints "path:value" per file; a shell
+ * `read` would not do: it reads one byte at a time and /proc/sys returns EOF for any read past
+ * offset 0), then `ss -ltnH`. /proc/sys shows the reader's namespace, so both must run inside it:
+ * two forks per tick and namespace, no nsenter.
+ */
+export const TICK_SCRIPT = [
+  `cd /proc/sys && grep -H . ${Object.values(SYSCTL_PATHS).join(" ")} 2>/dev/null`,
+  `echo ${SS_MARK}`,
+  `ss -ltnH 2>/dev/null`,
+].join("\n");
+
+/** Split a helper's reply into the sysctl and ss parts. */
+export function splitTickOutput(text: string): { sysctls: string; ss: string } {
+  const at = text.indexOf(SS_MARK + "\n");
+  if (at < 0) return { sysctls: text, ss: "" };
+  return { sysctls: text.slice(0, at), ss: text.slice(at + SS_MARK.length + 1) };
+}
+
+async function readText(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, "utf8");
+  } catch {
+    return null;
+  }
+}
+
+export interface HostSample {
+  namespaces: NamespaceObservation[];
+  cpus: CpuObservation[];
+  /** Namespaces that could not be sampled this tick, with the reason. */
+  errors: { inode: number; error: string }[];
+}
+
+/**
+ * Samples every network namespace of the host each tick. One helper shell per namespace lives as
+ * long as the namespace; helpers of namespaces that disappeared are killed. Counter files are read
+ * by the agent itself through /proc/<helper pid>/net/* (the helper is inside the namespace).
+ */
+export class HostSampler {
+  private readonly helpers = new Map<number, NamespaceHelper>();
+  private ownInode: number | null = null;
+  /** Namespaces whose helper failed, and when to try again (ms since epoch): no fork storm. */
+  private readonly retryAt = new Map<number, number>();
+
+  constructor(private readonly options: { procDir?: string; netnsDir?: string } = {}) {}
+
+  /** Pids of the helper shells (excluded from discovery). */
+  helperPids(): Set<number> {
+    const pids = new Set<number>();
+    for (const h of this.helpers.values()) if (h.pid !== null) pids.add(h.pid);
+    return pids;
+  }
+
+  get helperCount(): number {
+    return this.helpers.size;
+  }
+
+  async sample(): Promise<HostSample> {
+    const procDir = this.options.procDir ?? "/proc";
+    if (this.ownInode === null) {
+      this.ownInode = parseNetnsLink(await readlink(`${procDir}/self/ns/net`).catch(() => "")) ?? -1;
+    }
+    const found = await discoverNamespaces({ ...this.options, excludePids: this.helperPids() });
+    const alive = new Set(found.map((n) => n.inode));
+    for (const [inode, helper] of this.helpers) {
+      if (!alive.has(inode)) {
+        helper.stop();
+        this.helpers.delete(inode);
+      }
+    }
+    for (const inode of this.retryAt.keys()) if (!alive.has(inode)) this.retryAt.delete(inode);
+    const errors: HostSample["errors"] = [];
+    const now = Date.now();
+    const results = await Promise.all(
+      found
+        .filter((ns) => (this.retryAt.get(ns.inode) ?? 0) <= now)
+        .map((ns) =>
+          this.sampleNamespace(ns).then(
+            (r) => {
+              this.retryAt.delete(ns.inode);
+              return r;
+            },
+            (err: unknown) => {
+              errors.push({ inode: ns.inode, error: err instanceof Error ? err.message : String(err) });
+              this.retryAt.set(ns.inode, Date.now() + HELPER_RETRY_MS);
+              return null;
+            },
+          ),
+        ),
+    );
+    const namespaces = results.filter((r): r is NamespaceObservation => r !== null);
+    const [softnet, softirqs] = await Promise.all([
+      readText(`${procDir}/net/softnet_stat`),
+      readText(`${procDir}/softirqs`),
+    ]);
+    const cpus = cpuObservations(parseSoftnetStat(softnet ?? ""), parseSoftirqsNetRx(softirqs ?? ""));
+    return { namespaces, cpus, errors };
+  }
+
+  private helperFor(ns: DiscoveredNamespace): NamespaceHelper {
+    let helper = this.helpers.get(ns.inode);
+    if (helper === undefined) {
+      helper = new NamespaceHelper(ns.inode === this.ownInode ? null : ns.path);
+      this.helpers.set(ns.inode, helper);
+    }
+    return helper;
+  }
+
+  private async sampleNamespace(ns: DiscoveredNamespace): Promise<NamespaceObservation> {
+    const procDir = this.options.procDir ?? "/proc";
+    const helper = this.helperFor(ns);
+    const output = await helper.run(TICK_SCRIPT);
+    const pid = helper.pid;
+    if (pid === null) throw new Error("namespace helper is not running");
+    // Check the helper really is in this namespace (a recycled /proc/PID path could point elsewhere).
+    const inode = parseNetnsLink(await readlink(`${procDir}/${pid}/ns/net`).catch(() => ""));
+    if (inode !== ns.inode) {
+      helper.stop();
+      this.helpers.delete(ns.inode);
+      throw new Error(`helper entered namespace ${inode ?? "?"} instead of ${ns.inode}`);
+    }
+    const [netstat, snmp, sockstat] = await Promise.all([
+      readText(`${procDir}/${pid}/net/netstat`),
+      readText(`${procDir}/${pid}/net/snmp`),
+      readText(`${procDir}/${pid}/net/sockstat`),
+    ]);
+    const counters = parseProcNetCounters(netstat ?? "");
+    parseProcNetCounters(snmp ?? "", counters);
+    const { sysctls, ss } = splitTickOutput(output);
+    const all = parseSsListeners(ss);
+    return {
+      netns: { inode: ns.inode, name: ns.name, root: ns.root },
+      pids: ns.pids,
+      counters,
+      sockstat: parseSockstat(sockstat ?? ""),
+      sysctls: parseSysctls(parseSysctlLines(sysctls)),
+      listeners: all.slice(0, MAX_LISTENERS),
+      listenPorts: listenPortCounts(all),
+    };
+  }
+
+  /** Kill every helper. */
+  close(): void {
+    for (const h of this.helpers.values()) h.stop();
+    this.helpers.clear();
+  }
+}
