@@ -50,3 +50,4 @@ export {
 export { parseNetCounters, diffNetCounters, type NetCounters } from "./net-counters";
 export { LabStateFile, labPaths, type LabPaths } from "./lab-files";
 export type { CommandResult, RunOptions } from "./host-command";
+export * as incidents from "./incidents";

@@ -1,0 +1,26 @@
+/**
+ * Crash cleanup (root): a stale tide-inc-* namespace with a process still running in it (what a
+ * killed test run leaves) is removed, process first; nothing outside the prefix is touched.
+ */
+import { spawn } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
+import { describe, expect, it } from "vitest";
+import { listNamespaces, namespacePids, runCommand } from "../host-command";
+import { cleanupStaleNamespaces } from "./namespace";
+
+describe("stale incident namespaces", () => {
+  it("are removed with their processes", async () => {
+    const name = "tide-inc-stale-test";
+    await runCommand(["ip", "netns", "add", name]);
+    const child = spawn("ip", ["netns", "exec", name, "sleep", "60"], { stdio: "ignore", detached: true });
+    child.unref();
+    for (let i = 0; i < 50 && (await namespacePids(name)).length === 0; i++) await sleep(20);
+    expect((await namespacePids(name)).length).toBe(1);
+    const removed = await cleanupStaleNamespaces();
+    expect(removed).toContain(name);
+    expect(removed.every((n) => n.startsWith("tide-inc-"))).toBe(true);
+    expect(await listNamespaces()).not.toContain(name);
+    for (let i = 0; i < 50 && child.exitCode === null && child.signalCode === null; i++) await sleep(20);
+    expect(child.signalCode ?? child.exitCode).not.toBeNull();
+  });
+});
