@@ -1,12 +1,18 @@
+import { HOST_TOKEN_PREFIX } from "@tide/contracts";
 import type { Db } from "@tide/db";
 import type { Actor } from "./auth/actor";
 import { actorFromSession, SESSION_COOKIE } from "./auth/sessions";
+import { hostFromToken, type HostCaller } from "./auth/host-tokens.service";
 import { actorFromToken } from "./auth/tokens.service";
 import { getDb } from "./db";
 
 export interface Context {
   db: Db;
   actor: Actor | null;
+  /** Set when the caller presented a valid host token (tide_host_…); then actor is null. */
+  host?: HostCaller | null;
+  /** A tide_host_… token was sent (valid or not): user procedures refuse it with a clear message. */
+  hostTokenPresented?: boolean;
 }
 
 function cookieValue(header: string | null, name: string): string | null {
@@ -19,12 +25,18 @@ function cookieValue(header: string | null, name: string): string | null {
   return null;
 }
 
+function bearer(headers: Headers): string | null {
+  const auth = headers.get("authorization");
+  if (!auth) return null;
+  return /^Bearer\s+(\S+)$/i.exec(auth)?.[1] ?? "";
+}
+
 /** Who is calling, from `Authorization: Bearer tide_…` (runbooks) or the session cookie (console). */
 export async function resolveActor(db: Db, headers: Headers): Promise<Actor | null> {
-  const auth = headers.get("authorization");
-  if (auth) {
-    const match = /^Bearer\s+(\S+)$/i.exec(auth);
-    return match?.[1] ? actorFromToken(db, match[1]) : null;
+  const token = bearer(headers);
+  if (token !== null) {
+    // Host tokens never act as users, even on routes that accept API tokens.
+    return token && !token.startsWith(HOST_TOKEN_PREFIX) ? actorFromToken(db, token) : null;
   }
   const cookie = cookieValue(headers.get("cookie"), SESSION_COOKIE);
   return cookie ? actorFromSession(db, cookie) : null;
@@ -32,5 +44,9 @@ export async function resolveActor(db: Db, headers: Headers): Promise<Actor | nu
 
 export async function createContext(opts: { headers: Headers; db?: Db }): Promise<Context> {
   const db = opts.db ?? getDb();
-  return { db, actor: await resolveActor(db, opts.headers) };
+  const token = bearer(opts.headers);
+  if (token?.startsWith(HOST_TOKEN_PREFIX)) {
+    return { db, actor: null, host: await hostFromToken(db, token), hostTokenPresented: true };
+  }
+  return { db, actor: await resolveActor(db, opts.headers), host: null };
 }

@@ -20,3 +20,26 @@ export function apiEnv(): ApiEnv {
   }
   return parsed;
 }
+
+/**
+ * Ingest settings, parsed apart from DATABASE_URL so services and tests can read them alone.
+ * TIDE_OBSERVATION_RETENTION_MINUTES: minutes of observation samples kept per host (default 60:
+ * an hour of one-second samples, about 3,600 rows per host; findings are evaluated over 2 minutes,
+ * the rest serves the console's charts).
+ */
+const ingestSchema = z.object({
+  TIDE_OBSERVATION_RETENTION_MINUTES: z.coerce.number().int().min(5).max(10_080).default(60),
+});
+
+let ingestParsed: z.infer<typeof ingestSchema> | undefined;
+
+export function ingestEnv(): z.infer<typeof ingestSchema> {
+  if (!ingestParsed) {
+    const result = ingestSchema.safeParse(process.env);
+    if (!result.success) {
+      throw new Error(`invalid environment for @tide/api ingest: ${z.prettifyError(result.error)}`);
+    }
+    ingestParsed = result.data;
+  }
+  return ingestParsed;
+}

@@ -1,5 +1,7 @@
 import { errorCodes, isTideError } from "@tide/contracts";
 import type { Db } from "@tide/db";
+import { HOST_TOKEN_PREFIX } from "@tide/contracts";
+import { hostFromToken } from "./auth/host-tokens.service";
 import { resolveActor } from "./context";
 import { getDb } from "./db";
 import { apiEnv } from "./env";
@@ -26,7 +28,27 @@ export async function handleSignOut(cookieValue: string, db: Db = getDb()) {
   await signOut(db, cookieValue);
 }
 
-/** GET /api/v1/pools/{poolId}/tables/{version}/glbd: the exact stored bytes, read scope required. */
+/**
+ * Whether a host token may download a pool's tables: only the director (by hostname) serving that
+ * pool, as listed in its desired state. Returns null when no host token was sent.
+ */
+async function hostMayDownload(db: Db, headers: Headers, poolId: string): Promise<Response | true | null> {
+  const token = /^Bearer\s+(\S+)$/i.exec(headers.get("authorization") ?? "")?.[1];
+  if (!token?.startsWith(HOST_TOKEN_PREFIX)) return null;
+  const host = await hostFromToken(db, token);
+  if (!host) return errorResponse(401, "unauthorized", "Unknown or revoked host token.");
+  const serves = await db.director.count({
+    where: { hostname: host.hostname, pools: { some: { id: poolId } } },
+  });
+  return serves > 0
+    ? true
+    : errorResponse(403, "forbidden", `Host ${host.hostname} is not a director of pool ${poolId}.`);
+}
+
+/**
+ * GET /api/v1/pools/{poolId}/tables/{version}/glbd: the exact stored bytes. Read scope, or the host
+ * token of a director serving the pool (tide-agent fetches its desired tables here).
+ */
 export async function handleTableDownload(opts: {
   headers: Headers;
   poolId: string;
@@ -35,9 +57,12 @@ export async function handleTableDownload(opts: {
 }): Promise<Response> {
   const db = opts.db ?? getDb();
   try {
-    const actor = await resolveActor(db, opts.headers);
-    if (!actor) return errorResponse(401, "unauthorized", "Sign in, or send 'Authorization: Bearer tide_…'.");
-    if (!actor.scopes.includes("read"))
+    const hostAccess = await hostMayDownload(db, opts.headers, opts.poolId);
+    if (hostAccess instanceof Response) return hostAccess;
+    const actor = hostAccess === true ? null : await resolveActor(db, opts.headers);
+    if (hostAccess !== true && !actor)
+      return errorResponse(401, "unauthorized", "Sign in, or send 'Authorization: Bearer tide_…'.");
+    if (actor && !actor.scopes.includes("read"))
       return errorResponse(403, "forbidden", "This needs the 'read' scope.");
     const version = Number(opts.version);
     if (!Number.isInteger(version) || version < 1) {

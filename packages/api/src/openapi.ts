@@ -8,11 +8,24 @@ function buildDocument() {
     version: "1.0.0",
     description:
       "Fleet operations for GLB-style L4 load balancing. Authenticate with `Authorization: Bearer tide_…` " +
+      "(agents: `tide_host_…` host tokens, accepted only by /agent/… endpoints) " +
       "(tokens are created in the console under Settings → API tokens). Scopes: read, operate, admin. " +
       "Errors are JSON `{ message, code, data: { tideCode }, issues? }`: `message` is for humans, `code` is the " +
       "transport class (e.g. CONFLICT) and `data.tideCode` the stable Tide code (e.g. invalid_transition).",
     baseUrl: "/api/v1",
-    tags: ["auth", "fleet", "pools", "directors", "proxies", "tables", "audit", "tokens"],
+    tags: [
+      "auth",
+      "fleet",
+      "pools",
+      "directors",
+      "proxies",
+      "tables",
+      "audit",
+      "tokens",
+      "agent",
+      "hosts",
+      "findings",
+    ],
   });
   // The GLBD download is binary, served by a route handler next to the REST handler.
   doc.paths = {

@@ -61,8 +61,12 @@ export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 export const publicProcedure = t.procedure.use(tideErrors);
 
+const HOST_TOKEN_REFUSED =
+  "Host tokens (tide_host_…) can only call the agent endpoints (/api/v1/agent/…); use an API token (tide_…).";
+
 function requireScope(scope: Scope) {
   return t.middleware(({ ctx, next }) => {
+    if (ctx.hostTokenPresented) throw new TRPCError({ code: "FORBIDDEN", message: HOST_TOKEN_REFUSED });
     if (!ctx.actor) {
       throw new TRPCError({
         code: "UNAUTHORIZED",
@@ -82,3 +86,24 @@ function requireScope(scope: Scope) {
 export const readProcedure = publicProcedure.use(requireScope("read"));
 export const operateProcedure = publicProcedure.use(requireScope("operate"));
 export const adminProcedure = publicProcedure.use(requireScope("admin"));
+
+/**
+ * Agent procedures: only a valid host token (scope "agent") gets through. Unknown or revoked host
+ * tokens are 401; API tokens and sessions are 403 (they are valid, just not for this).
+ */
+export const agentProcedure = publicProcedure.use(({ ctx, next }) => {
+  if (ctx.host) return next({ ctx: { ...ctx, host: ctx.host } });
+  if (ctx.hostTokenPresented) {
+    throw new TRPCError({ code: "UNAUTHORIZED", message: "Unknown or revoked host token." });
+  }
+  if (ctx.actor) {
+    throw new TRPCError({
+      code: "FORBIDDEN",
+      message: "Agent endpoints need a host token (tide_host_…); API tokens and sessions cannot call them.",
+    });
+  }
+  throw new TRPCError({
+    code: "UNAUTHORIZED",
+    message: "Send the agent's host token as 'Authorization: Bearer tide_host_…'.",
+  });
+});

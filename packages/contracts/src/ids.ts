@@ -11,6 +11,10 @@ export const idPrefixes = {
   token: "tok",
   tableVersion: "tv",
   audit: "aud",
+  host: "host",
+  hostToken: "htk",
+  finding: "fnd",
+  observation: "obs",
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;
@@ -41,3 +45,5 @@ export const DirectorId = idSchema("director");
 export const TokenId = idSchema("token");
 export const TableVersionId = idSchema("tableVersion");
 export const UserId = idSchema("user");
+export const HostRecordId = idSchema("host");
+export const HostTokenId = idSchema("hostToken");

@@ -1,3 +1,12 @@
 export { createDb, type Db } from "./client";
 export * from "./selects";
-export { Prisma, type ProxyState, type Role, type ActorKind } from "@prisma/client";
+export {
+  Prisma,
+  type ProxyState,
+  type Role,
+  type ActorKind,
+  type FindingSeverity,
+  type FindingStatus,
+  type FindingEventType,
+} from "@prisma/client";
+export * from "./repositories/observation-samples";

@@ -58,3 +58,50 @@ export type BindRow = Prisma.BindGetPayload<{ select: typeof bindSelect }>;
 export type TableVersionSummaryRow = Prisma.TableVersionGetPayload<{
   select: typeof tableVersionSummarySelect;
 }>;
+
+/** Host token lists: never the hash. */
+export const hostTokenSummarySelect = {
+  id: true,
+  prefix: true,
+  createdAt: true,
+  lastUsedAt: true,
+  revokedAt: true,
+  host: { select: { id: true, name: true } },
+  createdBy: { select: { email: true } },
+} satisfies Prisma.HostTokenSelect;
+
+export type HostTokenSummaryRow = Prisma.HostTokenGetPayload<{ select: typeof hostTokenSummarySelect }>;
+
+export const hostSummarySelect = {
+  id: true,
+  name: true,
+  roles: true,
+  agentVersion: true,
+  kernelRelease: true,
+  lastSeenAt: true,
+  desiredRevision: true,
+} satisfies Prisma.HostSelect;
+
+export type HostSummaryRow = Prisma.HostGetPayload<{ select: typeof hostSummarySelect }>;
+
+export const findingSelect = {
+  id: true,
+  fingerprint: true,
+  hostId: true,
+  kind: true,
+  incident: true,
+  severity: true,
+  status: true,
+  title: true,
+  subject: true,
+  evidence: true,
+  explanation: true,
+  remedy: true,
+  firstSeenAt: true,
+  lastSeenAt: true,
+  resolvedAt: true,
+  acknowledgedBy: true,
+  acknowledgedAt: true,
+} satisfies Prisma.FindingSelect;
+
+export type FindingRow = Prisma.FindingGetPayload<{ select: typeof findingSelect }>;

@@ -1,5 +1,8 @@
 import { router } from "../trpc";
+import { agentRouter } from "./agent.router";
 import { auditRouter } from "./audit.router";
+import { findingsRouter } from "./findings.router";
+import { hostsRouter, hostTokensRouter, observationsRouter } from "./hosts.router";
 import { authRouter, directorsRouter, fleetRouter, poolsRouter } from "./fleet.router";
 import { proxiesRouter } from "./proxies.router";
 import { tablesRouter } from "./tables.router";
@@ -14,6 +17,11 @@ export const appRouter = router({
   tables: tablesRouter,
   audit: auditRouter,
   tokens: tokensRouter,
+  agent: agentRouter,
+  hosts: hostsRouter,
+  hostTokens: hostTokensRouter,
+  observations: observationsRouter,
+  findings: findingsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -10,7 +10,7 @@ import { createCallerFactory } from "../trpc";
 
 export async function truncateAll(db: Db): Promise<void> {
   await db.$executeRawUnsafe(
-    `TRUNCATE audit_events, table_versions, proxies, binds, "_DirectorToPool", directors, pools, api_tokens, sessions, users CASCADE`,
+    `TRUNCATE finding_events, findings, observation_samples, host_tokens, hosts, audit_events, table_versions, proxies, binds, "_DirectorToPool", directors, pools, api_tokens, sessions, users CASCADE`,
   );
 }
 

@@ -1,0 +1,125 @@
+import { HOST_TOKEN_PREFIX, newId, TideError } from "@tide/contracts";
+import { hostTokenSummarySelect, type Db, type HostTokenSummaryRow } from "@tide/db";
+import type { HostTokenSummary } from "../schemas/hosts.schema";
+import { recordAudit } from "../services/audit.service";
+import { actorRef, type Actor } from "./actor";
+import { digestSecret, randomSecret } from "./secrets";
+
+/**
+ * Host tokens (`tide_host_…`): one per agent, bound to one host name, scope "agent" only. Like API
+ * tokens they are shown once and stored as sha256; unlike them they act for a host, not a user.
+ */
+
+const SHOWN_PREFIX_LEN = HOST_TOKEN_PREFIX.length + 6;
+
+/** Who is calling an agent procedure: the host its token was issued for. */
+export interface HostCaller {
+  hostId: string;
+  hostname: string;
+  tokenId: string;
+  /** Shown in audit and finding history: "host lb-fra-03 (htk_…)". */
+  label: string;
+}
+
+function toSummary(t: HostTokenSummaryRow): HostTokenSummary {
+  return {
+    id: t.id,
+    hostId: t.host.id,
+    hostname: t.host.name,
+    prefix: t.prefix,
+    createdBy: t.createdBy.email,
+    createdAt: t.createdAt.toISOString(),
+    lastUsedAt: t.lastUsedAt?.toISOString() ?? null,
+    revokedAt: t.revokedAt?.toISOString() ?? null,
+  };
+}
+
+export async function listHostTokens(db: Db, hostname?: string): Promise<HostTokenSummary[]> {
+  const rows = await db.hostToken.findMany({
+    where: hostname ? { host: { name: hostname } } : {},
+    select: hostTokenSummarySelect,
+    orderBy: { createdAt: "desc" },
+  });
+  return rows.map(toSummary);
+}
+
+/** Issue a token for a host name (the host is registered if new). The secret is returned only here. */
+export async function createHostToken(
+  db: Db,
+  actor: Actor,
+  input: { hostname: string },
+): Promise<{ token: string; summary: HostTokenSummary }> {
+  const token = `${HOST_TOKEN_PREFIX}${randomSecret()}`;
+  return db.$transaction(async (tx) => {
+    const host = await tx.host.upsert({
+      where: { name: input.hostname },
+      create: { id: newId("host"), name: input.hostname },
+      update: {},
+      select: { id: true },
+    });
+    const row = await tx.hostToken.create({
+      data: {
+        id: newId("hostToken"),
+        hostId: host.id,
+        prefix: token.slice(0, SHOWN_PREFIX_LEN),
+        tokenHash: digestSecret(token),
+        createdById: actor.userId,
+      },
+      select: hostTokenSummarySelect,
+    });
+    await recordAudit(tx, {
+      ...actorRef(actor),
+      action: "host_token.create",
+      targetType: "host_token",
+      targetId: row.id,
+      after: { hostId: host.id, hostname: input.hostname, prefix: row.prefix },
+    });
+    return { token, summary: toSummary(row) };
+  });
+}
+
+export async function revokeHostToken(db: Db, actor: Actor, tokenId: string): Promise<HostTokenSummary> {
+  const existing = await db.hostToken.findUnique({ where: { id: tokenId }, select: hostTokenSummarySelect });
+  if (!existing) throw new TideError("not_found", `Host token ${tokenId} does not exist.`);
+  if (existing.revokedAt) {
+    throw new TideError(
+      "conflict",
+      `Host token ${tokenId} was already revoked at ${existing.revokedAt.toISOString()}.`,
+    );
+  }
+  const row = await db.hostToken.update({
+    where: { id: tokenId },
+    data: { revokedAt: new Date() },
+    select: hostTokenSummarySelect,
+  });
+  await recordAudit(db, {
+    ...actorRef(actor),
+    action: "host_token.revoke",
+    targetType: "host_token",
+    targetId: tokenId,
+    before: { revokedAt: null },
+    after: { hostname: row.host.name, revokedAt: row.revokedAt?.toISOString() ?? null },
+  });
+  return toSummary(row);
+}
+
+/** Resolve a bearer `tide_host_…` token to its host, or null if unknown or revoked. */
+export async function hostFromToken(db: Db, token: string): Promise<HostCaller | null> {
+  if (!token.startsWith(HOST_TOKEN_PREFIX)) return null;
+  const row = await db.hostToken.findUnique({
+    where: { tokenHash: digestSecret(token) },
+    select: { id: true, revokedAt: true, lastUsedAt: true, host: { select: { id: true, name: true } } },
+  });
+  if (!row || row.revokedAt) return null;
+  const now = new Date();
+  // Agents call every few seconds: record use at most once a minute.
+  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > 60_000) {
+    await db.hostToken.update({ where: { id: row.id }, data: { lastUsedAt: now } });
+  }
+  return {
+    hostId: row.host.id,
+    hostname: row.host.name,
+    tokenId: row.id,
+    label: `host ${row.host.name} (${row.id})`,
+  };
+}

@@ -1,0 +1,99 @@
+import { HostId, HostTokenId } from "@tide/contracts";
+import { z } from "zod";
+import { createHostToken, listHostTokens, revokeHostToken } from "../auth/host-tokens.service";
+import {
+  HostDetail,
+  HostRef,
+  HostSummary,
+  HostTokenSummary,
+  Series,
+  SeriesInput,
+} from "../schemas/hosts.schema";
+import { counterSeries, getHost, listHosts } from "../services/host.service";
+import { adminProcedure, readProcedure, router } from "../trpc";
+
+export const hostsRouter = router({
+  list: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/hosts",
+        tags: ["hosts"],
+        summary: "Hosts running tide-agent, with health",
+      },
+    })
+    .input(z.void())
+    .output(z.array(HostSummary))
+    .query(({ ctx }) => listHosts(ctx.db)),
+  get: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/hosts/{hostId}",
+        tags: ["hosts"],
+        summary: "A host with probes, data plane and its latest sample per namespace",
+      },
+    })
+    .input(z.object({ hostId: HostRef }))
+    .output(HostDetail)
+    .query(({ ctx, input }) => getHost(ctx.db, input.hostId)),
+});
+
+export const observationsRouter = router({
+  series: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/hosts/{hostId}/observations",
+        tags: ["hosts"],
+        summary: "Counter values and per-second rates of one namespace over time",
+      },
+    })
+    .input(SeriesInput)
+    .output(Series)
+    .query(({ ctx, input }) => counterSeries(ctx.db, input)),
+});
+
+export const hostTokensRouter = router({
+  list: adminProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/host-tokens",
+        tags: ["hosts"],
+        summary: "List host tokens (never their secrets)",
+      },
+    })
+    .input(z.object({ hostname: HostId.optional() }))
+    .output(z.array(HostTokenSummary))
+    .query(({ ctx, input }) => listHostTokens(ctx.db, input.hostname)),
+  create: adminProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/host-tokens",
+        tags: ["hosts"],
+        summary: "Create a host token for a host name (shown once; registers the host if new)",
+      },
+    })
+    .input(z.object({ hostname: HostId }))
+    .output(
+      z.object({
+        token: z.string().describe("The secret (tide_host_…), shown only now"),
+        summary: HostTokenSummary,
+      }),
+    )
+    .mutation(({ ctx, input }) => createHostToken(ctx.db, ctx.actor, input)),
+  revoke: adminProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/host-tokens/{tokenId}/revoke",
+        tags: ["hosts"],
+        summary: "Revoke a host token",
+      },
+    })
+    .input(z.object({ tokenId: HostTokenId }))
+    .output(HostTokenSummary)
+    .mutation(({ ctx, input }) => revokeHostToken(ctx.db, ctx.actor, input.tokenId)),
+});

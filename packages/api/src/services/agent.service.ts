@@ -1,0 +1,31 @@
+import { TideError, type AgentHello, type AgentHelloReply, type DesiredState } from "@tide/contracts";
+import type { Db, Prisma } from "@tide/db";
+import type { HostCaller } from "../auth/host-tokens.service";
+import { desiredStateFor } from "./desired-state.service";
+
+/** The agent's first call (and after every reconnect): record what the host runs, answer with desired state. */
+export async function agentHello(db: Db, host: HostCaller, input: AgentHello): Promise<AgentHelloReply> {
+  if (input.hostname !== host.hostname) {
+    throw new TideError(
+      "forbidden",
+      `This token was issued for host ${host.hostname}; it cannot speak for ${input.hostname}.`,
+    );
+  }
+  await db.host.update({
+    where: { id: host.hostId },
+    data: {
+      roles: [...new Set(input.roles)],
+      agentVersion: input.agentVersion,
+      kernelRelease: input.kernelRelease,
+      probes: input.probes as Prisma.InputJsonValue,
+      dataPlane: input.dataPlane as Prisma.InputJsonValue,
+      lastSeenAt: new Date(),
+    },
+  });
+  return { hostId: host.hostname, desired: await desiredStateFor(db, host.hostId) };
+}
+
+export async function agentDesired(db: Db, host: HostCaller): Promise<DesiredState> {
+  await db.host.update({ where: { id: host.hostId }, data: { lastSeenAt: new Date() } });
+  return desiredStateFor(db, host.hostId);
+}

@@ -1,0 +1,114 @@
+import { TideError } from "@tide/contracts";
+import { findingSelect, type Db, type FindingRow, type Prisma } from "@tide/db";
+import { actorRef, type Actor } from "../auth/actor";
+import type { FindingDetail, FindingRecord } from "../schemas/findings.schema";
+import { recordAudit } from "./audit.service";
+import { rowToFinding } from "./ingest.service";
+import { findHost } from "./host.service";
+
+function toRecord(r: FindingRow): FindingRecord {
+  return {
+    ...rowToFinding(r),
+    hostId: r.hostId,
+    acknowledgedBy: r.acknowledgedBy,
+    acknowledgedAt: r.acknowledgedAt?.toISOString() ?? null,
+  };
+}
+
+/** Findings, worst and most recent first. */
+export async function listFindings(
+  db: Db,
+  input: {
+    status?: FindingRecord["status"] | undefined;
+    hostId?: string | undefined;
+    kind?: FindingRecord["kind"] | undefined;
+    severity?: FindingRecord["severity"] | undefined;
+    limit: number;
+  },
+): Promise<FindingRecord[]> {
+  const where: Prisma.FindingWhereInput = {};
+  if (input.status) where.status = input.status;
+  if (input.kind) where.kind = input.kind;
+  if (input.severity) where.severity = input.severity;
+  if (input.hostId) where.hostId = (await findHost(db, input.hostId)).id;
+  const rows = await db.finding.findMany({
+    where,
+    select: findingSelect,
+    // The severity enum is declared info < warn < critical, so desc is worst first.
+    orderBy: [{ severity: "desc" }, { lastSeenAt: "desc" }, { id: "asc" }],
+    take: input.limit,
+  });
+  return rows.map(toRecord);
+}
+
+export async function getFinding(db: Db, findingId: string): Promise<FindingDetail> {
+  const row = await db.finding.findUnique({
+    where: { id: findingId },
+    select: { ...findingSelect, events: { orderBy: { id: "asc" } } },
+  });
+  if (!row) throw new TideError("not_found", `Finding ${findingId} does not exist.`);
+  return {
+    ...toRecord(row),
+    history: row.events.map((e) => ({
+      type: e.type,
+      at: e.at.toISOString(),
+      by: e.by,
+      fromSeverity: e.fromSeverity,
+      toSeverity: e.toSeverity,
+      detail: e.detail,
+    })),
+  };
+}
+
+/** An operator takes an open finding: it stays acknowledged until it resolves. */
+export async function acknowledgeFinding(
+  db: Db,
+  actor: Actor,
+  input: { findingId: string; note?: string | undefined },
+): Promise<FindingDetail> {
+  const now = new Date();
+  await db.$transaction(async (tx) => {
+    const row = await tx.finding.findUnique({
+      where: { id: input.findingId },
+      select: { status: true, hostId: true, acknowledgedBy: true },
+    });
+    if (!row) throw new TideError("not_found", `Finding ${input.findingId} does not exist.`);
+    if (row.status === "resolved") {
+      throw new TideError(
+        "invalid_transition",
+        `Finding ${input.findingId} is resolved; nothing to acknowledge.`,
+      );
+    }
+    if (row.status === "acknowledged") {
+      throw new TideError(
+        "conflict",
+        `Finding ${input.findingId} was already acknowledged by ${row.acknowledgedBy}.`,
+      );
+    }
+    // Compare-and-set on the status: a concurrent resolve wins and this is refused.
+    const { count } = await tx.finding.updateMany({
+      where: { id: input.findingId, status: "open" },
+      data: { status: "acknowledged", acknowledgedBy: actor.label, acknowledgedAt: now },
+    });
+    if (count !== 1) throw new TideError("conflict", `Finding ${input.findingId} changed; try again.`);
+    await tx.findingEvent.create({
+      data: {
+        findingId: input.findingId,
+        type: "acknowledged",
+        at: now,
+        by: actor.label,
+        detail: input.note ?? "",
+      },
+    });
+    await recordAudit(tx, {
+      ...actorRef(actor),
+      action: "finding.acknowledge",
+      targetType: "finding",
+      targetId: input.findingId,
+      before: { status: "open" },
+      after: { status: "acknowledged" },
+      reason: input.note ?? "",
+    });
+  });
+  return getFinding(db, input.findingId);
+}
