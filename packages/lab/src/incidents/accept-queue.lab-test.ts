@@ -4,7 +4,7 @@
  * counter stops rising.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { setup, type AcceptQueueHandle } from "./accept-queue";
+import { setup, type AcceptQueueHandle, ACCEPT_QUEUE_PREFIX } from "./accept-queue";
 import { counterDelta, readNetCounters } from "./namespace";
 import { listNamespaces } from "../host-command";
 
@@ -15,7 +15,7 @@ describe("incident 1: accept queue overflow", () => {
   });
   afterAll(async () => {
     await h?.teardown();
-    expect((await listNamespaces()).filter((n) => n.startsWith("tide-inc-aq-"))).toEqual([]);
+    expect((await listNamespaces()).filter((n) => n.startsWith(ACCEPT_QUEUE_PREFIX))).toEqual([]);
   });
 
   it("caps the backlog at the namespace's somaxconn and overflows", async () => {

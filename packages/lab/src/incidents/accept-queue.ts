@@ -24,9 +24,10 @@ import {
   setSysctl,
   type IncidentNamespace,
   type ListenSocket,
+  INCIDENT_PREFIX,
 } from "./namespace";
 
-export const ACCEPT_QUEUE_PREFIX = "tide-inc-aq-";
+export const ACCEPT_QUEUE_PREFIX = `${INCIDENT_PREFIX}aq-`;
 
 export interface AcceptQueueOptions {
   /** listen() backlog the server asks for. */

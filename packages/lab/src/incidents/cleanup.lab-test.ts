@@ -1,6 +1,6 @@
 /**
  * Crash cleanup (root): a stale tide-inc-* namespace with a process still running in it (what a
- * killed test run leaves) is removed, process first; nothing outside the prefix is touched.
+ * killed test run leaves) is removed, process first; namespaces of other live runs are kept.
  */
 import { spawn } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -22,5 +22,17 @@ describe("stale incident namespaces", () => {
     expect(await listNamespaces()).not.toContain(name);
     for (let i = 0; i < 50 && child.exitCode === null && child.signalCode === null; i++) await sleep(20);
     expect(child.signalCode ?? child.exitCode).not.toBeNull();
+  });
+
+  it("leave the namespaces of other live runs alone", async () => {
+    const other = "tide-inc-1-other-run"; // pid 1 is alive: another run owns this one
+    await runCommand(["ip", "netns", "add", other]);
+    try {
+      const removed = await cleanupStaleNamespaces();
+      expect(removed).not.toContain(other);
+      expect(await listNamespaces()).toContain(other);
+    } finally {
+      await runCommand(["ip", "netns", "del", other], { allowFailure: true });
+    }
   });
 });

@@ -3,7 +3,7 @@
  * remedy() there is one wildcard listener.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { setup, type ListenerCrowdingHandle } from "./listener-crowding";
+import { setup, type ListenerCrowdingHandle, LISTENER_CROWDING_PREFIX } from "./listener-crowding";
 import { listNamespaces } from "../host-command";
 
 describe("incident 7: many listeners on one port", () => {
@@ -13,7 +13,7 @@ describe("incident 7: many listeners on one port", () => {
   });
   afterAll(async () => {
     await h?.teardown();
-    expect((await listNamespaces()).filter((n) => n.startsWith("tide-inc-lc-"))).toEqual([]);
+    expect((await listNamespaces()).filter((n) => n.startsWith(LISTENER_CROWDING_PREFIX))).toEqual([]);
   });
 
   it("counts 16,000 listeners on :53", async () => {

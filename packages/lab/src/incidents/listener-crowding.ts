@@ -20,9 +20,10 @@ import {
   requireRoot,
   setSysctl,
   type IncidentNamespace,
+  INCIDENT_PREFIX,
 } from "./namespace";
 
-export const LISTENER_CROWDING_PREFIX = "tide-inc-lc-";
+export const LISTENER_CROWDING_PREFIX = `${INCIDENT_PREFIX}lc-`;
 
 export interface ListenerCrowdingOptions {
   port?: number;

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 /**
  * Network namespaces for the incident scenarios: every name starts with `tide-inc-` (the glb lab
  * owns `tide-glb-`), every command runs through host-command.ts (argv, timeout), and a crashed run
@@ -19,7 +20,14 @@ import { parseNetCounters, type NetCounters } from "../net-counters";
 import { OFFLOADS_OFF } from "../topology";
 
 /** Every namespace an incident creates starts with this; nothing else is ever deleted. */
-export const INCIDENT_PREFIX = "tide-inc-";
+/** Every incident namespace starts with this. */
+export const INCIDENT_ROOT = "tide-inc-";
+/**
+ * This process's incident namespaces: the owner's pid is in the name, so two runs (a developer's
+ * and CI's, or two test processes) never delete each other's namespaces; a namespace whose owner
+ * is gone is stale and cleanupStaleNamespaces() removes it.
+ */
+export const INCIDENT_PREFIX = `${INCIDENT_ROOT}${process.pid}-`;
 /** The interpreter of the helper programs (the system one, not a user's pyenv shim). */
 export const PYTHON = "/usr/bin/python3";
 
@@ -39,8 +47,8 @@ export function incidentAsset(file: string): string {
 }
 
 function assertIncidentName(name: string): void {
-  if (!name.startsWith(INCIDENT_PREFIX) || name.length > 64 || !/^[a-z0-9-]+$/.test(name)) {
-    throw new LabError("bad_argument", `${name}: incident namespaces are named ${INCIDENT_PREFIX}[a-z0-9-]+`);
+  if (!name.startsWith(INCIDENT_ROOT) || name.length > 64 || !/^[a-z0-9-]+$/.test(name)) {
+    throw new LabError("bad_argument", `${name}: incident namespaces are named ${INCIDENT_ROOT}[a-z0-9-]+`);
   }
 }
 
@@ -57,11 +65,23 @@ export async function deleteNamespace(name: string): Promise<void> {
   await runCommand(["ip", "netns", "del", name], { allowFailure: true });
 }
 
-/** Removes leftovers of crashed runs: every `tide-inc-*` namespace (optionally only some prefix). */
+/** True when the process that created an incident namespace (pid in its name) is gone. */
+function ownerGone(name: string): boolean {
+  const pid = /^tide-inc-(\d+)-/.exec(name)?.[1];
+  return pid === undefined || !existsSync(`/proc/${pid}`);
+}
+
+/**
+ * Removes this process's namespaces under `prefix` (default: all of this process's) and the
+ * leftovers of crashed runs (incident namespaces whose owner process is gone). Namespaces of
+ * other live runs are never touched.
+ */
 export async function cleanupStaleNamespaces(prefix = INCIDENT_PREFIX): Promise<string[]> {
   if (!prefix.startsWith(INCIDENT_PREFIX))
-    throw new LabError("bad_argument", `${prefix}: not an incident prefix`);
-  const stale = (await listNamespaces()).filter((n) => n.startsWith(prefix));
+    throw new LabError("bad_argument", `${prefix}: not an incident prefix of this process`);
+  const stale = (await listNamespaces()).filter(
+    (n) => n.startsWith(prefix) || (n.startsWith(INCIDENT_ROOT) && ownerGone(n)),
+  );
   for (const name of stale) await deleteNamespace(name);
   return stale;
 }

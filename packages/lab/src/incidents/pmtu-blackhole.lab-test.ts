@@ -5,7 +5,7 @@
  * loses big frames from rb to the server silently until remedy() aligns the link.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { setup, type PmtuHandle } from "./pmtu-blackhole";
+import { setup, type PmtuHandle, PMTU_PREFIX } from "./pmtu-blackhole";
 import { counterDelta, readNetCounters } from "./namespace";
 import { listNamespaces } from "../host-command";
 
@@ -13,7 +13,7 @@ describe("incident 3: PMTU blackhole", () => {
   let h: PmtuHandle | undefined;
   afterAll(async () => {
     await h?.teardown();
-    expect((await listNamespaces()).filter((n) => n.startsWith("tide-inc-pm-"))).toEqual([]);
+    expect((await listNamespaces()).filter((n) => n.startsWith(PMTU_PREFIX))).toEqual([]);
   });
 
   it("blackholes large DF packets while ICMP frag-needed is dropped", async () => {

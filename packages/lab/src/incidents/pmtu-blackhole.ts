@@ -21,9 +21,10 @@ import {
   requireRoot,
   setSysctl,
   type IncidentNamespace,
+  INCIDENT_PREFIX,
 } from "./namespace";
 
-export const PMTU_PREFIX = "tide-inc-pm-";
+export const PMTU_PREFIX = `${INCIDENT_PREFIX}pm-`;
 /** The nft table trigger() adds to router ra. */
 export const PMTU_NFT_TABLE = "tide_inc_pmtu";
 

@@ -4,7 +4,12 @@
  * the latency down with the same ports held. Latencies are compared as ratios within this run.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { setup, type ConnectLatency, type PortExhaustionHandle } from "./port-exhaustion";
+import {
+  setup,
+  type ConnectLatency,
+  type PortExhaustionHandle,
+  PORT_EXHAUSTION_PREFIX,
+} from "./port-exhaustion";
 import { listNamespaces } from "../host-command";
 
 describe("incident 4: connect() port exhaustion", () => {
@@ -16,7 +21,7 @@ describe("incident 4: connect() port exhaustion", () => {
   afterAll(async () => {
     console.log(`[port-exhaustion] ${JSON.stringify(seen)}`);
     await h?.teardown();
-    expect((await listNamespaces()).filter((n) => n.startsWith("tide-inc-pe-"))).toEqual([]);
+    expect((await listNamespaces()).filter((n) => n.startsWith(PORT_EXHAUSTION_PREFIX))).toEqual([]);
   });
 
   // Latencies are printed, not asserted (timings belong in benchmarks, and CI machines are noisy):

@@ -21,9 +21,10 @@ import {
   runJsonHelper,
   setSysctl,
   type IncidentNamespace,
+  INCIDENT_PREFIX,
 } from "./namespace";
 
-export const PORT_EXHAUSTION_PREFIX = "tide-inc-pe-";
+export const PORT_EXHAUSTION_PREFIX = `${INCIDENT_PREFIX}pe-`;
 
 export interface PortExhaustionOptions {
   rangeLow?: number;

@@ -4,7 +4,7 @@
  * TCPReqQFullDrop stops rising while TCPReqQFullDoCookies and SyncookiesSent rise.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { setup, type SynQueueHandle } from "./syn-queue";
+import { setup, type SynQueueHandle, SYN_QUEUE_PREFIX } from "./syn-queue";
 import { readNstat } from "./namespace";
 import { listNamespaces } from "../host-command";
 
@@ -17,7 +17,7 @@ describe("incident 2: SYN queue full", () => {
   });
   afterAll(async () => {
     await h?.teardown();
-    expect((await listNamespaces()).filter((n) => n.startsWith("tide-inc-sq-"))).toEqual([]);
+    expect((await listNamespaces()).filter((n) => n.startsWith(SYN_QUEUE_PREFIX))).toEqual([]);
   });
 
   it("cookies off: a full SYN queue drops SYNs (TCPReqQFullDrop)", async () => {

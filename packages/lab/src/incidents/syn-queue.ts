@@ -26,10 +26,11 @@ import {
   runJsonHelper,
   setSysctl,
   type IncidentNamespace,
+  INCIDENT_PREFIX,
 } from "./namespace";
 import type { BurstResult } from "./accept-queue";
 
-export const SYN_QUEUE_PREFIX = "tide-inc-sq-";
+export const SYN_QUEUE_PREFIX = `${INCIDENT_PREFIX}sq-`;
 /** The nft table trigger() adds to the client namespace while it runs. */
 export const SYN_QUEUE_NFT_TABLE = "tide_inc_synack_drop";
 

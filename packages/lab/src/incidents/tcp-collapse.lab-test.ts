@@ -5,7 +5,7 @@
  * asserted, not a stop.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { setup, type TcpCollapseHandle } from "./tcp-collapse";
+import { setup, type TcpCollapseHandle, TCP_COLLAPSE_PREFIX } from "./tcp-collapse";
 import { counterDelta, readNetCounters } from "./namespace";
 import { listNamespaces } from "../host-command";
 
@@ -17,7 +17,7 @@ describe("incident 6: tcp_collapse with a large tcp_rmem", () => {
   });
   afterAll(async () => {
     await h?.teardown();
-    expect((await listNamespaces()).filter((n) => n.startsWith("tide-inc-tc-"))).toEqual([]);
+    expect((await listNamespaces()).filter((n) => n.startsWith(TCP_COLLAPSE_PREFIX))).toEqual([]);
   });
 
   it("prunes and collapses the receive queue", async () => {

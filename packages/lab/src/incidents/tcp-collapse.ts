@@ -23,9 +23,10 @@ import {
   runJsonHelper,
   setSysctl,
   type IncidentNamespace,
+  INCIDENT_PREFIX,
 } from "./namespace";
 
-export const TCP_COLLAPSE_PREFIX = "tide-inc-tc-";
+export const TCP_COLLAPSE_PREFIX = `${INCIDENT_PREFIX}tc-`;
 
 export interface TcpCollapseOptions {
   /** net.ipv4.tcp_rmem of the server at setup ("min default max", bytes). */
