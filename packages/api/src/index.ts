@@ -7,3 +7,13 @@ export { SESSION_COOKIE } from "./auth/sessions";
 export { handleSignIn, handleSignOut, handleTableDownload, tideErrorResponse } from "./http";
 export { hashPassword } from "./auth/secrets";
 export type { Actor } from "./auth/actor";
+export {
+  hostLiveUpdate,
+  listenForHostSamples,
+  LIVE_COUNTERS,
+  type HostLiveUpdate,
+  type LiveCpu,
+  type LiveListener,
+  type LiveNamespace,
+  type LivePoint,
+} from "./live/host-live";

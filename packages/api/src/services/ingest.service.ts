@@ -165,6 +165,19 @@ export async function evaluateHost(db: Db, hostId: string): Promise<{ opened: nu
 }
 
 /**
+ * Tell live console pages (LISTEN tide_observations, see live/host-live.ts) that the host has new
+ * samples and findings. Sent after the ingest transaction and the evaluation committed, so a
+ * listener that reads on notification sees them. Best effort: a failed notify never fails ingest.
+ */
+async function notifySamples(db: Db, hostId: string): Promise<void> {
+  try {
+    await db.$executeRaw`SELECT pg_notify('tide_observations', ${hostId})`;
+  } catch (e) {
+    console.error("pg_notify tide_observations failed:", e);
+  }
+}
+
+/**
  * Store a batch from an agent, prune old samples, then evaluate findings.
  *
  * Retention: only the newest `retentionMinutes` of samples per host are kept, measured from the
@@ -217,6 +230,7 @@ export async function ingestObservations(
     return { accepted, pruned };
   });
   const { opened, resolved } = await evaluateHost(db, host.hostId);
+  await notifySamples(db, host.hostId);
   const desired = await desiredStateFor(db, host.hostId);
   return { accepted, desiredRevision: desired.revision, pruned, opened, resolved };
 }

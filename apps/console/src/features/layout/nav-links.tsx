@@ -14,6 +14,8 @@ interface NavItem {
 
 const items: NavItem[] = [
   { href: "/", label: "Fleet", match: (p) => p === "/" || p.startsWith("/pools") },
+  { href: "/hosts", label: "Hosts", match: (p) => p.startsWith("/hosts") },
+  { href: "/findings", label: "Findings", match: (p) => p.startsWith("/findings") },
   { href: "/audit", label: "Audit", match: (p) => p.startsWith("/audit") },
 ];
 

@@ -1,0 +1,166 @@
+import type { LiveCpu } from "@tide/api";
+import type { DataPlaneState, PmtuPathResult, ProbeAvailability } from "@tide/contracts";
+import { UtcTime } from "~/components/time-ago";
+import styles from "../hosts.module.css";
+
+function perS(v: number | null): string {
+  return v === null ? "—" : `${v >= 100 ? Math.round(v).toLocaleString("en-US") : v.toFixed(1)}/s`;
+}
+
+/** softnet_stat and NET_RX softirq rates per CPU (drops and time squeezes are the ones to watch). */
+export function CpuTable({ cpus }: { cpus: LiveCpu[] }) {
+  if (cpus.length === 0) return <p className="body muted">No per-CPU counters in the latest sample.</p>;
+  return (
+    <table className="data" data-testid="cpu-table">
+      <thead>
+        <tr>
+          <th className="num">CPU</th>
+          <th className="num">Processed</th>
+          <th className="num" title="Input backlog full (netdev_max_backlog)">
+            Dropped
+          </th>
+          <th className="num" title="NET_RX ran out of budget with work left">
+            Time squeeze
+          </th>
+          <th className="num">NET_RX softirqs</th>
+          <th className="num" title="Longest NET_RX run since the previous sample (probe)">
+            Longest run
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {cpus.map((c) => (
+          <tr key={c.cpu} data-testid="cpu-row">
+            <td className="num">{c.cpu}</td>
+            <td className="num">{perS(c.processed)}</td>
+            <td className={`num ${(c.dropped ?? 0) > 0 ? styles.hot : ""}`}>{perS(c.dropped)}</td>
+            <td className={`num ${(c.timeSqueeze ?? 0) > 0 ? styles.hot : ""}`}>{perS(c.timeSqueeze)}</td>
+            <td className="num">{perS(c.netRx)}</td>
+            <td className="num">{c.intervalMaxUs === null ? "—" : `${Math.round(c.intervalMaxUs)} µs`}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function PathTable({ paths }: { paths: PmtuPathResult[] }) {
+  if (paths.length === 0) return <p className="body muted">No path MTU checks configured or reported.</p>;
+  return (
+    <table className="data" data-testid="paths-table">
+      <thead>
+        <tr>
+          <th>Target</th>
+          <th>Method</th>
+          <th className="num">Local MTU</th>
+          <th className="num">Path MTU</th>
+          <th className="num">Hops</th>
+          <th>Result</th>
+          <th>Measured</th>
+        </tr>
+      </thead>
+      <tbody>
+        {paths.map((p) => (
+          <tr key={p.target} data-testid="path-row" data-blackhole={p.blackhole}>
+            <td className="mono" title={p.evidence}>
+              {p.target}
+            </td>
+            <td>{p.method}</td>
+            <td className="num">{p.localMtu ?? "—"}</td>
+            <td className="num">{p.pmtu ?? "—"}</td>
+            <td className="num">{p.hops ?? "—"}</td>
+            <td>
+              {p.blackhole ? (
+                <span className={`${styles.flag} ${styles.overflowing}`}>BLACKHOLE</span>
+              ) : p.reached ? (
+                <span className={styles.on}>reached</span>
+              ) : (
+                <span className={styles.off}>not reached</span>
+              )}
+            </td>
+            <td>
+              <UtcTime iso={p.measuredAt} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function counterList(counters: object | null): string {
+  if (!counters) return "—";
+  return Object.entries(counters)
+    .map(([k, v]) => `${k} ${typeof v === "number" ? v.toLocaleString("en-US") : String(v)}`)
+    .join(", ");
+}
+
+export function DataPlaneTable({ components }: { components: DataPlaneState[] }) {
+  if (components.length === 0) return <p className="body muted">No data plane components on this host.</p>;
+  return (
+    <table className="data" data-testid="dataplane-table">
+      <thead>
+        <tr>
+          <th>Component</th>
+          <th>Reachable</th>
+          <th>Version</th>
+          <th>Counters</th>
+        </tr>
+      </thead>
+      <tbody>
+        {components.map((d) => (
+          <tr key={`${d.component}-${d.socket}`} data-testid="dataplane-row">
+            <td>
+              {d.component} <span className="muted mono">{d.socket}</span>
+            </td>
+            <td>
+              {d.reachable ? (
+                <span className={styles.on}>yes</span>
+              ) : (
+                <span className={styles.off} title={d.error ?? undefined}>
+                  no{d.error ? `: ${d.error}` : ""}
+                </span>
+              )}
+            </td>
+            <td className="mono">{d.version ?? "—"}</td>
+            <td className="mono" style={{ whiteSpace: "normal" }}>
+              {counterList(d.directorCounters ?? d.redirectCounters)}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function ProbeTable({ probes }: { probes: ProbeAvailability[] }) {
+  if (probes.length === 0) return <p className="body muted">The agent reported no probes (all off).</p>;
+  return (
+    <table className="data" data-testid="probes-table">
+      <thead>
+        <tr>
+          <th>Probe</th>
+          <th>State</th>
+          <th>Since / why off</th>
+        </tr>
+      </thead>
+      <tbody>
+        {probes.map((p) => (
+          <tr key={p.probe} data-testid="probe-row" data-state={p.state}>
+            <td className="mono">{p.probe}</td>
+            <td className={p.state === "on" ? styles.on : styles.off}>{p.state}</td>
+            <td style={{ whiteSpace: "normal" }}>
+              {p.state === "on" ? (
+                <UtcTime iso={p.startedAt} />
+              ) : (
+                <>
+                  <span className="mono">{p.reason}</span> <span className="muted">{p.detail}</span>
+                </>
+              )}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

@@ -1,0 +1,121 @@
+"use client";
+
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { useCallback } from "react";
+import { ErrorNotice } from "~/components/error-notice";
+import { TimeAgo } from "~/components/time-ago";
+import { useTRPC } from "~/trpc/react";
+import { FindingCard } from "../../findings/finding-card";
+import findingStyles from "../../findings/findings.module.css";
+import { SeverityBadge } from "../../findings/severity-badge";
+import styles from "../hosts.module.css";
+import { CpuTable, DataPlaneTable, PathTable, ProbeTable } from "./host-sections";
+import { NamespacePanel } from "./namespace-panel";
+import { useHostLive } from "./use-host-live";
+
+/** One host: health, live counter charts per namespace, listeners, CPUs, paths, data plane, findings. */
+export function HostView({ hostId }: { hostId: string }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const host = useQuery(trpc.hosts.get.queryOptions({ hostId }));
+  const findings = useQuery(trpc.findings.list.queryOptions({ hostId, limit: 200 }));
+  // New samples may open, change or resolve findings: refetch them when the server says so.
+  const onSamples = useCallback(() => {
+    void queryClient.invalidateQueries({ queryKey: trpc.findings.list.queryKey() });
+    void queryClient.invalidateQueries({ queryKey: trpc.hosts.get.queryKey({ hostId }) });
+  }, [queryClient, trpc, hostId]);
+  const live = useHostLive(hostId, onSamples);
+
+  if (host.error) return <ErrorNotice error={host.error} />;
+  if (!host.data) return <p className="muted">Loading host…</p>;
+  const h = host.data;
+  const view = live.view;
+  const openFindings = (findings.data ?? []).filter((f) => f.status !== "resolved");
+
+  return (
+    <div className={styles.page}>
+      <div className={styles.facts}>
+        <h1 data-testid="host-name">{h.name}</h1>
+        <SeverityBadge severity={h.health.worstSeverity} />
+        <span>
+          last seen {h.lastSeenAt ? <TimeAgo iso={h.lastSeenAt} /> : "never"}
+          {h.health.stale && <span className={styles.stale}> stale</span>}
+        </span>
+        <span className="muted">roles {h.roles.join(", ") || "—"}</span>
+        <span className="muted mono">agent {h.agentVersion ?? "—"}</span>
+        <span className="muted mono">kernel {h.kernelRelease ?? "—"}</span>
+        <span className={styles.live} data-state={live.state} data-testid="live-state" role="status">
+          {live.state === "live" ? "● live" : live.state === "offline" ? "○ reconnecting" : "○ connecting"}
+          {view?.sampledAt && (
+            <>
+              {" "}
+              · newest sample <TimeAgo iso={view.sampledAt} />
+            </>
+          )}
+        </span>
+        <Link href="/hosts">All hosts</Link>
+      </div>
+
+      <section className="panel" aria-labelledby="host-findings-heading">
+        <header>
+          <h2 id="host-findings-heading">Open findings</h2>
+          <span className="muted">{openFindings.length}</span>
+          <Link href={`/findings?host=${h.id}`}>all findings of this host</Link>
+        </header>
+        <div className="body">
+          {findings.error ? (
+            <ErrorNotice error={findings.error} />
+          ) : openFindings.length === 0 ? (
+            <p className="muted">No open findings.</p>
+          ) : (
+            <ul className={findingStyles.list} data-testid="host-findings">
+              {openFindings.map((f) => (
+                <FindingCard key={f.id} finding={f} hostName={h.name} />
+              ))}
+            </ul>
+          )}
+        </div>
+      </section>
+
+      {!view ? (
+        <p className="muted">Connecting to live samples…</p>
+      ) : view.namespaces.length === 0 ? (
+        <p className="muted" data-testid="no-samples">
+          No samples from this host in the last five minutes.
+        </p>
+      ) : (
+        view.namespaces.map((ns) => <NamespacePanel key={ns.key} ns={ns} counters={view.counters} />)
+      )}
+
+      {view && (
+        <div className={styles.grid2}>
+          <section className="panel" aria-labelledby="cpu-heading">
+            <header>
+              <h2 id="cpu-heading">Softnet and NET_RX per CPU</h2>
+            </header>
+            <CpuTable cpus={view.cpus} />
+          </section>
+          <section className="panel" aria-labelledby="paths-heading">
+            <header>
+              <h2 id="paths-heading">Path MTU</h2>
+            </header>
+            <PathTable paths={view.paths} />
+          </section>
+          <section className="panel" aria-labelledby="dataplane-heading">
+            <header>
+              <h2 id="dataplane-heading">Data plane</h2>
+            </header>
+            <DataPlaneTable components={view.dataPlane} />
+          </section>
+          <section className="panel" aria-labelledby="probes-heading">
+            <header>
+              <h2 id="probes-heading">Probes</h2>
+            </header>
+            <ProbeTable probes={view.probes} />
+          </section>
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,113 @@
+import { getDb, hostLiveUpdate, listenForHostSamples, resolveActor, tideErrorResponse } from "@tide/api";
+
+/**
+ * GET /api/live/hosts/{hostId}: Server-Sent Events for the host page. Authenticated like every page
+ * (session cookie, read scope). Sends `update` with the last five minutes on connect, then one
+ * `update` with only the new samples each time ingest NOTIFYs tide_observations for this host, and
+ * a `heartbeat` every 15 s (proxies and the browser keep the connection open). The LISTEN
+ * connection is closed when the browser goes away.
+ */
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/** Seconds between heartbeats; well under the idle timeouts of common proxies (60 s). */
+const HEARTBEAT_MS = 15_000;
+
+export async function GET(req: Request, { params }: { params: Promise<{ hostId: string }> }) {
+  const { hostId } = await params;
+  const db = getDb();
+  const actor = await resolveActor(db, req.headers);
+  if (!actor) return Response.json({ code: "unauthorized", message: "Sign in first." }, { status: 401 });
+  if (!actor.scopes.includes("read")) {
+    return Response.json({ code: "forbidden", message: "This needs the 'read' scope." }, { status: 403 });
+  }
+  let first;
+  try {
+    first = await hostLiveUpdate(db, hostId, null);
+  } catch (e) {
+    return tideErrorResponse(e);
+  }
+  const host = first.hostId;
+
+  const encoder = new TextEncoder();
+  let close = () => {};
+  const stream = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      let open = true;
+      let lastAt = first.sampledAt;
+      const send = (event: string, data: unknown) => {
+        if (open) controller.enqueue(encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`));
+      };
+      // One read at a time; notifications that arrive during a read are folded into one more read.
+      let busy = false;
+      let again = false;
+      const pull = async () => {
+        if (busy) {
+          again = true;
+          return;
+        }
+        busy = true;
+        try {
+          do {
+            again = false;
+            const update = await hostLiveUpdate(db, host, lastAt);
+            if (!open) return;
+            if (update.sampledAt !== lastAt) {
+              lastAt = update.sampledAt;
+              send("update", update);
+            }
+          } while (again && open);
+        } catch (e) {
+          console.error(`live host ${host}: read failed`, e);
+        } finally {
+          busy = false;
+        }
+      };
+
+      let unlisten: (() => Promise<void>) | null = null;
+      const heartbeat = setInterval(() => send("heartbeat", { at: new Date().toISOString() }), HEARTBEAT_MS);
+      close = () => {
+        if (!open) return;
+        open = false;
+        clearInterval(heartbeat);
+        void unlisten?.();
+        try {
+          controller.close();
+        } catch {
+          // already closed by the client
+        }
+      };
+      req.signal.addEventListener("abort", close);
+
+      send("update", first);
+      try {
+        unlisten = await listenForHostSamples(
+          host,
+          () => void pull(),
+          (e) => {
+            console.error(`live host ${host}: LISTEN connection failed`, e);
+            close();
+          },
+        );
+        if (!open) await unlisten();
+      } catch (e) {
+        console.error(`live host ${host}: could not LISTEN`, e);
+        close();
+        return;
+      }
+      // Samples stored between the first read and the LISTEN.
+      await pull();
+    },
+    cancel() {
+      close();
+    },
+  });
+  return new Response(stream, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache, no-transform",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+    },
+  });
+}

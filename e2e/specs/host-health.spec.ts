@@ -1,0 +1,262 @@
+import type { APIRequestContext, Page } from "@playwright/test";
+import { expect, signIn, test } from "../support/fixtures";
+
+/**
+ * Host health: an agent's observations (posted here with a host token, as tide-agent would) become
+ * live charts, flagged listeners and findings that an operator acknowledges. Each test creates its
+ * own host, so it touches nothing it did not make.
+ */
+
+const ROOT_INODE = 4026531840;
+const WEB_INODE = 4026532301;
+const PORT = 8080;
+
+interface Sampling {
+  hostname: string;
+  /** Seconds since the first sample: counters are absolute, so they grow with t. */
+  t: number;
+  at: Date;
+  overflowPerS: number;
+  paths?: unknown[];
+}
+
+/** One realistic Observation: root namespace plus "web" whose nginx listener is capped at 128. */
+function observation(s: Sampling) {
+  const listenOverflows = s.overflowPerS * s.t;
+  const counters = (extra: Record<string, number>) => ({
+    TcpExtListenDrops: 0,
+    TcpExtTCPReqQFullDoCookies: 0,
+    TcpExtTCPReqQFullDrop: 0,
+    TcpExtSyncookiesSent: 0,
+    TcpExtTCPRcvCollapsed: 0,
+    TcpExtPruneCalled: 0,
+    IpFragFails: 0,
+    IcmpMsgOutType3: 0,
+    TcpActiveOpens: 1000 + 50 * s.t,
+    TcpPassiveOpens: 5000 + 400 * s.t,
+    ...extra,
+  });
+  const sysctls = (somaxconn: number) => ({
+    somaxconn,
+    tcpMaxSynBacklog: 4096,
+    tcpSyncookies: 1 as const,
+    tcpRmem: [4096, 131072, 6291456],
+    ipLocalPortRange: [32768, 60999],
+    tcpMtuProbing: 0 as const,
+  });
+  return {
+    schemaVersion: 1,
+    hostId: s.hostname,
+    agentVersion: "0.4.0",
+    kernelRelease: "6.12.38+deb13-amd64",
+    sampledAt: s.at.toISOString(),
+    namespaces: [
+      {
+        netns: { inode: ROOT_INODE, name: null, root: true },
+        pids: [1],
+        counters: counters({ TcpExtListenOverflows: 0 }),
+        sockstat: { tcpInuse: 42, tcpOrphan: 0, tcpTw: 310, tcpAlloc: 60, tcpMemPages: 12 },
+        sysctls: sysctls(4096),
+        listeners: [{ address: "0.0.0.0", port: 22, recvQ: 0, sendQ: 128, requestedBacklog: null }],
+        listenPorts: [{ port: 22, sockets: 1 }],
+      },
+      {
+        netns: { inode: WEB_INODE, name: "web", root: false },
+        pids: [4242],
+        counters: counters({ TcpExtListenOverflows: listenOverflows, TcpExtListenDrops: listenOverflows }),
+        sockstat: { tcpInuse: 900, tcpOrphan: 2, tcpTw: 1200, tcpAlloc: 960, tcpMemPages: 12 },
+        sysctls: sysctls(128),
+        // ss -ltn while the accept queue is full: Recv-Q is backlog + 1.
+        listeners: [{ address: "0.0.0.0", port: PORT, recvQ: 129, sendQ: 128, requestedBacklog: 4096 }],
+        listenPorts: [{ port: PORT, sockets: 1 }],
+      },
+    ],
+    cpus: [0, 1].map((cpu) => ({
+      cpu,
+      softnetProcessed: 100_000 + 2_000 * s.t,
+      softnetDropped: 0,
+      softnetTimeSqueeze: cpu === 1 ? 3 * s.t : 0,
+      netRxSoftirqs: 50_000 + 900 * s.t,
+    })),
+    probes: [
+      { probe: "listen_capped", state: "on", startedAt: new Date(Date.now() - 3_600_000).toISOString() },
+      { probe: "listen_overflow", state: "on", startedAt: new Date(Date.now() - 3_600_000).toISOString() },
+      { probe: "connect_latency", state: "off", reason: "disabled", detail: "probes.connect_latency=false" },
+      { probe: "net_rx_softirq", state: "off", reason: "btf_missing", detail: "no /sys/kernel/btf/vmlinux" },
+      { probe: "icmp_frag_needed", state: "off", reason: "disabled", detail: "" },
+    ],
+    probeResults: {
+      listenCapped: [
+        { netnsInode: WEB_INODE, port: PORT, pid: 4242, comm: "nginx", requested: 4096, effective: 128 },
+      ],
+      listenOverflow: [{ netnsInode: WEB_INODE, port: PORT, drops: listenOverflows }],
+      connectLatency: [],
+      netRxSoftirq: [],
+      icmpFragNeeded: [],
+    },
+    paths: s.paths ?? [],
+  };
+}
+
+const dataPlane = [
+  {
+    component: "redirect",
+    socket: "/run/tide/redirect.sock",
+    reachable: true,
+    error: null,
+    version: "0.4.0",
+    tableHashes: {},
+    directorCounters: null,
+    redirectCounters: null,
+  },
+];
+
+/** A host token for a new host, made through the REST API as the signed-in admin. */
+async function createHostToken(page: Page, hostname: string): Promise<string> {
+  const res = await page.request.post("/api/v1/host-tokens", { data: { hostname } });
+  expect(res.status(), await res.text()).toBe(200);
+  const body = (await res.json()) as { token: string };
+  expect(body.token).toMatch(/^tide_host_/);
+  return body.token;
+}
+
+async function hello(request: APIRequestContext, token: string, hostname: string): Promise<void> {
+  const res = await request.post("/api/v1/agent/hello", {
+    headers: { authorization: `Bearer ${token}` },
+    data: {
+      protocolVersion: 1,
+      agentVersion: "0.4.0",
+      hostname,
+      kernelRelease: "6.12.38+deb13-amd64",
+      roles: ["proxy"],
+      probes: observation({ hostname, t: 0, at: new Date(), overflowPerS: 0 }).probes,
+      dataPlane,
+    },
+  });
+  expect(res.status(), await res.text()).toBe(200);
+}
+
+/** Posts samples t = from..to-1, one second apart, ending about now. */
+async function postSamples(
+  request: APIRequestContext,
+  token: string,
+  base: { hostname: string; start: number; overflowPerS: number; paths?: unknown[] },
+  from: number,
+  to: number,
+): Promise<void> {
+  const observations = [];
+  for (let t = from; t < to; t++) {
+    observations.push(observation({ ...base, t, at: new Date(base.start + t * 1000) }));
+  }
+  const res = await request.post("/api/v1/agent/observations", {
+    headers: { authorization: `Bearer ${token}` },
+    data: { observations, dataPlane, replayed: false },
+  });
+  expect(res.status(), await res.text()).toBe(200);
+}
+
+test("a host's overflowing listener shows live, and its finding is acknowledged", async ({
+  page,
+}, testInfo) => {
+  await signIn(page);
+  const hostname = `e2e-proxy-${Date.now().toString(36)}`;
+  const token = await createHostToken(page, hostname);
+  await hello(page.request, token, hostname);
+  // 30 samples ending now: ListenOverflows +10/s in "web", Recv-Q 129 over Send-Q 128.
+  const start = Date.now() - 30_000;
+  const base = { hostname, start, overflowPerS: 10 };
+  await postSamples(page.request, token, base, 0, 30);
+
+  await test.step("the hosts list shows the host with its health", async () => {
+    await page.goto("/hosts");
+    const row = page.locator(`[data-testid="host-row"][data-hostname="${hostname}"]`);
+    await expect(row).toBeVisible();
+    await expect(row).toHaveAttribute("data-severity", "critical");
+    await row.getByRole("link", { name: hostname }).click();
+    await expect(page.getByTestId("host-name")).toHaveText(hostname);
+  });
+
+  const web = page.locator('[data-testid="namespace"][data-ns="name:web"]');
+  const chart = web.locator('[data-testid="counter-chart"][data-counter="TcpExtListenOverflows"]');
+  await test.step("the listener is flagged and the overflow chart shows 10/s", async () => {
+    await expect(page.getByTestId("live-state")).toHaveAttribute("data-state", "live");
+    const listener = web.locator(`[data-testid="listener-row"][data-port="${PORT}"]`);
+    await expect(listener).toHaveAttribute("data-overflowing", "true");
+    await expect(listener).toHaveAttribute("data-limited", "true");
+    await expect(listener.getByTestId("flag-overflowing")).toBeVisible();
+    await expect(listener.getByTestId("flag-limited")).toBeVisible();
+    await expect(chart).toHaveAttribute("data-points", "30");
+    await expect(chart.getByTestId("counter-latest")).toHaveText("10.0/s");
+    await expect(page.getByTestId("host-findings").getByTestId("finding").first()).toBeVisible();
+  });
+
+  await test.step("new samples arrive over the live connection without a reload", async () => {
+    await page.evaluate(() => {
+      (window as unknown as { tideMarker: string }).tideMarker = "same-document";
+    });
+    // Two more samples, posted while the page is open.
+    await postSamples(page.request, token, { ...base, overflowPerS: 10 }, 30, 32);
+    await expect(chart).toHaveAttribute("data-points", "32");
+    expect(await page.evaluate(() => (window as unknown as { tideMarker?: string }).tideMarker)).toBe(
+      "same-document",
+    );
+    await page.screenshot({ path: testInfo.outputPath("host-page.png"), fullPage: true });
+  });
+
+  await test.step("the finding is on /findings; acknowledging moves it to acknowledged", async () => {
+    await page.goto("/findings");
+    await page.getByTestId("filter-host").selectOption({ label: hostname });
+    const finding = page.locator('[data-testid="finding"][data-kind="accept_queue_overflow"]');
+    await expect(finding).toHaveCount(1);
+    await expect(finding).toHaveAttribute("data-status", "open");
+    await expect(finding.getByTestId("finding-subject")).toContainText(`port ${PORT}`);
+    await expect(finding.getByTestId("finding-subject")).toContainText("namespace web");
+    await expect(finding.getByTestId("finding-evidence")).toContainText("TcpExtListenOverflows");
+    await expect(finding.getByTestId("remedy-command").first()).toContainText("ip netns exec web");
+    await finding.getByTestId("history-toggle").click();
+    await expect(finding.getByTestId("history-event").first()).toHaveAttribute("data-type", "opened");
+    await page.screenshot({ path: testInfo.outputPath("findings-page.png"), fullPage: true });
+
+    await finding.getByTestId("acknowledge").click();
+    await expect(finding).toHaveCount(0);
+    await page.getByTestId("tab-acknowledged").click();
+    await expect(page).toHaveURL(/status=acknowledged/);
+    const acked = page.locator('[data-testid="finding"][data-kind="accept_queue_overflow"]');
+    await expect(acked).toHaveAttribute("data-status", "acknowledged");
+    await expect(acked.getByTestId("acknowledged-by")).toContainText("acknowledged by");
+    await acked.getByTestId("history-toggle").click();
+    await expect(acked.locator('[data-testid="history-event"][data-type="acknowledged"]')).toBeVisible();
+  });
+});
+
+test("a PMTU blackhole on a checked path becomes a pmtu_blackhole finding", async ({ page }) => {
+  await signIn(page);
+  const hostname = `e2e-edge-${Date.now().toString(36)}`;
+  const token = await createHostToken(page, hostname);
+  await hello(page.request, token, hostname);
+  const start = Date.now() - 15_000;
+  const paths = [
+    {
+      target: "10.30.0.2",
+      method: "tracepath",
+      measuredAt: new Date(start).toISOString(),
+      localMtu: 1500,
+      pmtu: 1500,
+      hops: null,
+      reached: true,
+      blackhole: true,
+      evidence: " 1?: [LOCALHOST]  pmtu 1500\n 2:  no reply\n     Too many hops: pmtu 1500",
+    },
+  ];
+  await postSamples(page.request, token, { hostname, start, overflowPerS: 0, paths }, 0, 15);
+
+  await page.goto(`/hosts/${hostname}`);
+  await expect(page.locator('[data-testid="path-row"][data-blackhole="true"]')).toBeVisible();
+
+  await page.goto("/findings?kind=pmtu_blackhole");
+  await page.getByTestId("filter-host").selectOption({ label: hostname });
+  const finding = page.locator('[data-testid="finding"][data-kind="pmtu_blackhole"]');
+  await expect(finding).toHaveCount(1);
+  await expect(finding).toHaveAttribute("data-severity", "critical");
+  await expect(finding.getByTestId("finding-subject")).toContainText("path 10.30.0.2");
+});
