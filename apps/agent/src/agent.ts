@@ -8,10 +8,11 @@ import {
   type Observation,
 } from "@tide/contracts";
 import type { AgentConfig } from "./config";
-import { ConsoleLink, redact } from "./console/console-link";
+import { ConsoleLink, redact, type ConsoleLinkOptions } from "./console/console-link";
 import { directorLoadTable, directorState, redirectState } from "./dataplane/data-plane-state";
 import { renderMetrics } from "./metrics/exposition";
 import { serveMetrics } from "./metrics/server";
+import { mergeTargets, PmtuProber, type PmtuTarget } from "./pmtu/prober";
 import { ProbeLoader } from "./probes/loader";
 import { HostSampler } from "./sampling/namespace-sampler";
 import { buildObservation, MonotonicClock, openListenerKeys } from "./sampling/observation";
@@ -31,6 +32,8 @@ export interface Tick {
 export class HostObserver {
   readonly sampler = new HostSampler();
   readonly probes: ProbeLoader;
+  /** Path MTU checks run in the background; each tick copies the latest results. */
+  readonly pmtu: PmtuProber;
   private readonly clock = new MonotonicClock();
   private readonly kernelRelease = release();
 
@@ -39,10 +42,17 @@ export class HostObserver {
     log: (line: string) => void = () => undefined,
   ) {
     this.probes = new ProbeLoader(config.probesBinary, config.sampleIntervalMs, log);
+    this.pmtu = new PmtuProber({ intervalMs: config.pmtuIntervalMs, log });
   }
 
   start(): Promise<void> {
+    this.setPmtuTargets([]);
     return this.probes.start();
+  }
+
+  /** Configured targets plus the console's desired ones. */
+  setPmtuTargets(desired: PmtuTarget[]): void {
+    this.pmtu.setTargets(mergeTargets(this.config.pmtuTargets, this.config.pmtuSizes, desired));
   }
 
   async dataPlane(): Promise<DataPlaneState[]> {
@@ -62,11 +72,13 @@ export class HostObserver {
       sample,
       probes: this.probes.state.probes(),
       probeResults: this.probes.state.probeResults(openListenerKeys(sample)),
+      paths: this.pmtu.results(),
     });
     return { observation, dataPlane, errors: sample.errors };
   }
 
   stop(): void {
+    this.pmtu.stop();
     this.probes.stop();
     this.sampler.close();
   }
@@ -76,6 +88,10 @@ export class HostObserver {
 export class Agent {
   private readonly observer: HostObserver;
   private link: ConsoleLink | null = null;
+  /** The console link (null when local-only): its buffer, connected state and last error. */
+  get consoleLink(): ConsoleLink | null {
+    return this.link;
+  }
   private metrics: Server | null = null;
   private timer: NodeJS.Timeout | null = null;
   private latest: Tick | null = null;
@@ -86,6 +102,7 @@ export class Agent {
   constructor(
     private readonly config: AgentConfig,
     private readonly log: (line: string) => void,
+    private readonly hooks: Pick<ConsoleLinkOptions, "onDelivered"> = {},
   ) {
     this.observer = new HostObserver(config, log);
     this.intervalMs = config.sampleIntervalMs;
@@ -111,6 +128,7 @@ export class Agent {
           dataPlane: this.latest?.dataPlane ?? [],
         }),
         onDesired: (d) => this.applyDesired(d, token),
+        onDelivered: this.hooks.onDelivered,
       });
       this.log(`console ${this.config.consoleUrl}; buffering up to ${capacity} samples while unreachable`);
     } else {
@@ -123,6 +141,7 @@ export class Agent {
           renderMetrics(this.latest?.observation ?? null, this.latest?.dataPlane ?? [], {
             bufferedSamples: this.link?.buffer.size ?? 0,
             consoleConnected: this.link === null ? null : this.link.connected,
+            sysctlAgesMs: this.observer.sampler.sysctlAges,
           }),
         this.log,
       );
@@ -152,6 +171,7 @@ export class Agent {
   /** Adopt the console's interval and, on a director, load the desired table if it changed. */
   private async applyDesired(desired: DesiredState, token: string): Promise<void> {
     this.intervalMs = desired.sampleIntervalMs;
+    this.observer.setPmtuTargets(desired.pmtuTargets);
     const socket = this.config.directorSocket;
     if (socket === null || !this.config.roles.includes("director") || this.link === null) return;
     const tables = desired.directorTables;

@@ -9,6 +9,8 @@ export const DEFAULT_SAMPLE_INTERVAL_MS = 1_000;
 export const DEFAULT_METRICS_LISTEN = "127.0.0.1:9464";
 export const DEFAULT_BUFFER_MINUTES = 10;
 export const DEFAULT_TABLE_DIR = "/var/lib/tide-agent/tables";
+export const DEFAULT_PMTU_INTERVAL_MS = 60_000;
+export const DEFAULT_PMTU_SIZES = [1200, 1400, 1472];
 
 export const AgentConfig = z
   .strictObject({
@@ -23,7 +25,20 @@ export const AgentConfig = z
     directorSocket: z.string().min(1).nullable().default(null).describe("tide-director control socket"),
     redirectSocket: z.string().min(1).nullable().default(null).describe("tide-redirect control socket"),
     probesBinary: z.string().min(1).nullable().default(null).describe("tide-probes path; null = probes off"),
-    pmtuTargets: z.array(z.string().min(1)).default([]).describe("Path MTU targets (not sampled yet)"),
+    pmtuTargets: z
+      .array(z.string().min(1))
+      .default([])
+      .describe("Path MTU targets (tracepath and ping -M do), added to the console's"),
+    pmtuSizes: z
+      .array(z.int().min(68).max(9000))
+      .default(DEFAULT_PMTU_SIZES)
+      .describe("ping -M do payload sizes for configured targets (a 56-byte probe is always sent too)"),
+    pmtuIntervalMs: z
+      .int()
+      .min(5_000)
+      .max(3_600_000)
+      .default(DEFAULT_PMTU_INTERVAL_MS)
+      .describe("Interval between path MTU checks of one target, ms (jittered by 20 %)"),
     sampleIntervalMs: z
       .int()
       .min(100)

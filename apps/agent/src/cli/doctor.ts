@@ -2,6 +2,7 @@ import { diagnose } from "@tide/diagnostics";
 import { netnsKey, type Finding, type Observation } from "@tide/contracts";
 import { HostObserver } from "../agent";
 import type { AgentConfig } from "../config";
+import { checkTarget, mergeTargets } from "../pmtu/prober";
 
 /** Pause between doctor samples, in ms. */
 const DOCTOR_INTERVAL_MS = 1_000;
@@ -14,6 +15,9 @@ export async function runDoctor(
 ): Promise<{ findings: Finding[]; observations: Observation[] }> {
   const observer = new HostObserver({ ...config, sampleIntervalMs: DOCTOR_INTERVAL_MS });
   await observer.start();
+  // Path MTU checks of the configured targets run once, alongside sampling (each under its timeouts).
+  const targets = mergeTargets(config.pmtuTargets, config.pmtuSizes, []);
+  const paths = Promise.all(targets.map((t) => checkTarget(t)));
   const observations: Observation[] = [];
   try {
     for (let i = 0; i <= seconds; i++) {
@@ -24,6 +28,11 @@ export async function runDoctor(
     }
   } finally {
     observer.stop();
+  }
+  if (targets.length > 0) {
+    progress(`waiting for path MTU checks of ${targets.map((t) => t.target).join(", ")}`);
+    const last = observations[observations.length - 1];
+    if (last !== undefined) observations[observations.length - 1] = { ...last, paths: await paths };
   }
   // The console diagnoses a 60 s window and wants 10 s of coverage for rates; doctor takes what it has.
   const findings = diagnose(observations, { minCoverageSeconds: Math.max(1, seconds) });
@@ -53,6 +62,13 @@ export function formatDoctor(findings: readonly Finding[], observations: readonl
     );
     for (const p of last.probes)
       if (p.state === "off") lines.push(`  probe ${p.probe} off: ${p.reason} (${p.detail})`);
+  }
+  for (const p of last?.paths ?? []) {
+    lines.push(
+      `  path ${p.target}: ${p.reached ? "reached" : "NOT reached"}, pmtu ${p.pmtu ?? "?"}, hops ${p.hops ?? "?"}` +
+        (p.blackhole ? ", BLACKHOLE suspected" : ""),
+    );
+    if (p.blackhole) lines.push(`    ${p.evidence.split("\n")[0]}`);
   }
   if (findings.length === 0) {
     lines.push("No findings: nothing in the sampled window crosses a threshold.");

@@ -25,6 +25,18 @@ export interface ConsoleLinkOptions {
   log: (line: string) => void;
   /** Called with each new desired state (after hello and whenever its revision changes). */
   onDesired: (desired: DesiredState) => Promise<void>;
+  /** Called after each accepted batch (tests, metrics): how many samples, their times, replayed. */
+  onDelivered?: (batch: { sampledAt: string[]; replayed: boolean; accepted: number }) => void;
+}
+
+/** A non-2xx answer from the console. */
+export class ConsoleHttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /** Remove anything that looks like a host token from a message (never log the token). */
@@ -73,9 +85,12 @@ export class ConsoleLink {
       this.lastError = redact(err instanceof Error ? err.message : String(err), this.o.token);
       const wait = backoffMs(this.failures);
       this.nextAttemptAt = Date.now() + wait;
-      this.o.log(
-        `console unreachable (${this.lastError}); ${this.buffer.size} samples buffered, retry in ${wait} ms`,
-      );
+      const status = err instanceof ConsoleHttpError ? err.status : null;
+      const what =
+        status === 401 || status === 403
+          ? `console rejected the host token (${this.lastError}): check hostTokenFile and the token's host`
+          : `console unreachable (${this.lastError})`;
+      this.o.log(`${what}; ${this.buffer.size} samples buffered, retry in ${wait} ms`);
     } finally {
       this.sending = false;
     }
@@ -94,6 +109,7 @@ export class ConsoleLink {
       const body: AgentObservationsIn = { observations: batch, dataPlane, replayed };
       const reply = AgentObservationsReply.parse(await this.call("POST", "/api/v1/agent/observations", body));
       this.buffer.drop(batch.length);
+      this.o.onDelivered?.({ sampledAt: batch.map((o) => o.sampledAt), replayed, accepted: reply.accepted });
       if (this.buffer.size === 0) this.everFailed = false;
       if (reply.desiredRevision !== this.desiredRevision) {
         await this.applyDesired(DesiredState.parse(await this.call("GET", "/api/v1/agent/desired")));
@@ -131,7 +147,10 @@ export class ConsoleLink {
     });
     if (!res.ok) {
       const text = (await res.text().catch(() => "")).slice(0, 300);
-      throw new Error(`${method} ${url.pathname}: HTTP ${res.status} ${redact(text, this.o.token)}`);
+      throw new ConsoleHttpError(
+        res.status,
+        `${method} ${url.pathname}: HTTP ${res.status} ${redact(text, this.o.token)}`,
+      );
     }
     return res;
   }

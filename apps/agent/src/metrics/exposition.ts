@@ -63,7 +63,12 @@ export function namespaceLabel(netns: Observation["namespaces"][number]["netns"]
 export function renderMetrics(
   obs: Observation | null,
   dataPlane: readonly DataPlaneState[],
-  agent: { bufferedSamples: number; consoleConnected: boolean | null },
+  agent: {
+    bufferedSamples: number;
+    consoleConnected: boolean | null;
+    /** Age of each namespace's sysctls (they are re-read every 10 s, not every tick), by inode, ms. */
+    sysctlAgesMs?: ReadonlyMap<number, number>;
+  },
 ): string {
   const e = new Exposition();
   e.add("tide_agent_buffered_samples", "gauge", "Samples waiting for the console", {}, agent.bufferedSamples);
@@ -86,6 +91,15 @@ export function renderMetrics(
     e.add("tide_netns_count", "gauge", "Network namespaces sampled", {}, obs.namespaces.length);
     for (const ns of obs.namespaces) {
       const nsl = { namespace: namespaceLabel(ns.netns), inode: ns.netns.inode };
+      const age = agent.sysctlAgesMs?.get(ns.netns.inode);
+      if (age !== undefined)
+        e.add(
+          "tide_netns_sysctls_age_seconds",
+          "gauge",
+          "Age of the namespace's sysctl values (cached, re-read every 10 s)",
+          nsl,
+          age / 1000,
+        );
       for (const [counter, metric] of Object.entries(NAMESPACE_COUNTERS)) {
         const v = ns.counters[counter];
         if (v !== undefined) e.add(metric, "counter", `nstat ${counter} of the namespace`, nsl, v);

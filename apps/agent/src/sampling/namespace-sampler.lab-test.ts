@@ -59,6 +59,19 @@ describe("HostSampler in a real namespace", () => {
     expect(sample.cpus.length).toBeGreaterThan(0);
   });
 
+  it("reuses sysctls for 10 s (cache) and re-reads them when invalidated", async () => {
+    ip("netns", "exec", NS, "sysctl", "-q", "-w", "net.core.somaxconn=256");
+    const cachedSample = await sampler.sample();
+    const ns = cachedSample.namespaces.find((n) => n.netns.name === NS)!;
+    expect(ns.sysctls.somaxconn).toBe(128);
+    expect(sampler.sysctlAges.get(ns.netns.inode)).toBeGreaterThan(0);
+    expect(ns.listeners.find((l) => l.port === PORT)).toBeDefined(); // ss still runs every tick
+    sampler.invalidateSysctls();
+    const fresh = await sampler.sample();
+    expect(fresh.namespaces.find((n) => n.netns.name === NS)!.sysctls.somaxconn).toBe(256);
+    expect(sampler.sysctlAges.get(ns.netns.inode)).toBe(0);
+  });
+
   it("drops the namespace and its helper once it is gone", async () => {
     const helpersBefore = sampler.helperCount;
     server!.kill("SIGKILL");

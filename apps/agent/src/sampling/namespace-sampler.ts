@@ -1,5 +1,5 @@
 import { readFile, readlink } from "node:fs/promises";
-import type { CpuObservation, NamespaceObservation } from "@tide/contracts";
+import type { CpuObservation, NamespaceObservation, NamespaceSysctls } from "@tide/contracts";
 import { parseProcNetCounters, parseSockstat } from "../kernel/counters";
 import { listenPortCounts, MAX_LISTENERS, parseSsListeners } from "../kernel/listeners";
 import { cpuObservations, parseSoftirqsNetRx, parseSoftnetStat } from "../kernel/softnet";
@@ -23,6 +23,12 @@ export const TICK_SCRIPT = [
   `echo ${SS_MARK}`,
   `ss -ltnH 2>/dev/null`,
 ].join("\n");
+
+/** The script on ticks whose sysctls come from the cache: `ss` only (one fork instead of two). */
+export const TICK_SCRIPT_SS_ONLY = [`echo ${SS_MARK}`, `ss -ltnH 2>/dev/null`].join("\n");
+
+/** How long sysctls read in a namespace are reused, in ms: they rarely change; forks cost CPU. */
+export const SYSCTL_REFRESH_MS = 10_000;
 
 /** Split a helper's reply into the sysctl and ss parts. */
 export function splitTickOutput(text: string): { sysctls: string; ss: string } {
@@ -54,10 +60,19 @@ export interface HostSample {
 export class HostSampler {
   private readonly helpers = new Map<number, NamespaceHelper>();
   private ownInode: number | null = null;
+  /** Last sysctls read per namespace, and when (ms since epoch). */
+  private readonly sysctlCache = new Map<number, { sysctls: NamespaceSysctls; readAt: number }>();
   /** Namespaces whose helper failed, and when to try again (ms since epoch): no fork storm. */
   private readonly retryAt = new Map<number, number>();
 
-  constructor(private readonly options: { procDir?: string; netnsDir?: string } = {}) {}
+  constructor(
+    private readonly options: {
+      procDir?: string;
+      netnsDir?: string;
+      /** Sysctl cache lifetime, ms (default SYSCTL_REFRESH_MS; 0 = read them every tick). */
+      sysctlRefreshMs?: number;
+    } = {},
+  ) {}
 
   /** Pids of the helper shells (excluded from discovery). */
   helperPids(): Set<number> {
@@ -83,6 +98,8 @@ export class HostSampler {
         this.helpers.delete(inode);
       }
     }
+    for (const inode of this.sysctlCache.keys()) if (!alive.has(inode)) this.sysctlCache.delete(inode);
+    this.sysctlAges.clear();
     for (const inode of this.retryAt.keys()) if (!alive.has(inode)) this.retryAt.delete(inode);
     const errors: HostSample["errors"] = [];
     const now = Date.now();
@@ -124,7 +141,13 @@ export class HostSampler {
   private async sampleNamespace(ns: DiscoveredNamespace): Promise<NamespaceObservation> {
     const procDir = this.options.procDir ?? "/proc";
     const helper = this.helperFor(ns);
-    const output = await helper.run(TICK_SCRIPT);
+    const cached = this.sysctlCache.get(ns.inode);
+    const now = Date.now();
+    const fresh =
+      cached !== undefined &&
+      now - cached.readAt < (this.options.sysctlRefreshMs ?? SYSCTL_REFRESH_MS) &&
+      now >= cached.readAt;
+    const output = await helper.run(fresh ? TICK_SCRIPT_SS_ONLY : TICK_SCRIPT);
     const pid = helper.pid;
     if (pid === null) throw new Error("namespace helper is not running");
     // Check the helper really is in this namespace (a recycled /proc/PID path could point elsewhere).
@@ -142,16 +165,37 @@ export class HostSampler {
     const counters = parseProcNetCounters(netstat ?? "");
     parseProcNetCounters(snmp ?? "", counters);
     const { sysctls, ss } = splitTickOutput(output);
+    let values: NamespaceSysctls;
+    let sysctlsAgeMs = 0;
+    if (fresh) {
+      values = cached.sysctls;
+      sysctlsAgeMs = now - cached.readAt;
+    } else {
+      values = parseSysctls(parseSysctlLines(sysctls));
+      this.sysctlCache.set(ns.inode, { sysctls: values, readAt: now });
+    }
+    this.sysctlAges.set(ns.inode, sysctlsAgeMs);
     const all = parseSsListeners(ss);
     return {
       netns: { inode: ns.inode, name: ns.name, root: ns.root },
       pids: ns.pids,
       counters,
       sockstat: parseSockstat(sockstat ?? ""),
-      sysctls: parseSysctls(parseSysctlLines(sysctls)),
+      sysctls: values,
       listeners: all.slice(0, MAX_LISTENERS),
       listenPorts: listenPortCounts(all),
     };
+  }
+
+  /**
+   * Age of the sysctls reported per namespace inode in the last sample, ms (0 = read this tick).
+   * The Observation contract has no field for it (strict schema); /metrics exposes it.
+   */
+  readonly sysctlAges = new Map<number, number>();
+
+  /** Forget cached sysctls (next tick reads them again in every namespace). */
+  invalidateSysctls(): void {
+    this.sysctlCache.clear();
   }
 
   /** Kill every helper. */

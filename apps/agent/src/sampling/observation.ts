@@ -1,6 +1,7 @@
 import {
   OBSERVATION_SCHEMA_VERSION,
   type Observation,
+  type PmtuPathResult,
   type ProbeAvailability,
   type ProbeResults,
 } from "@tide/contracts";
@@ -51,6 +52,7 @@ export function buildObservation(input: {
   sample: HostSample;
   probes: ProbeAvailability[];
   probeResults: ProbeResults;
+  paths?: PmtuPathResult[];
 }): Observation {
   const sample = withRequestedBacklogs(input.sample, input.probeResults);
   return {
@@ -63,6 +65,6 @@ export function buildObservation(input: {
     cpus: sample.cpus,
     probes: input.probes,
     probeResults: input.probeResults,
-    paths: [],
+    paths: input.paths ?? [],
   };
 }
