@@ -3,15 +3,21 @@
  * e2e/support/stack.ts starts it) on a free port, against the integration tier's throwaway
  * PostgreSQL. The agent runs in-process (Agent: real sampling, real ConsoleLink over HTTP).
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createDb, type Db } from "@tide/db";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { freePort, REPO_ROOT } from "../../../../packages/devstack/src/postgres-cluster";
+import { freePort } from "../../../../packages/devstack/src/postgres-cluster";
 import { Agent } from "../agent";
+import {
+  CONSOLE_DIR,
+  loadApiFixtures,
+  startConsole,
+  stopConsole,
+  type ConsoleProcess,
+} from "../testing/console-process";
 import { resolveConfig } from "../config";
 
 declare module "vitest" {
@@ -21,89 +27,7 @@ declare module "vitest" {
   }
 }
 
-const CONSOLE_DIR = path.join(REPO_ROOT, "apps/console");
-
-/**
- * packages/api's test fixtures, imported at run time: a static import would pull the console's
- * Next.js global types (NODE_ENV required in ProcessEnv) into the agent's type check.
- */
-interface ApiFixtures {
-  truncateAll(db: Db): Promise<void>;
-  makeUser(db: Db, role: "admin"): Promise<{ scopes: readonly string[] }>;
-  callerFor(
-    db: Db,
-    actor: unknown,
-  ): {
-    hostTokens: { create(input: { hostname: string }): Promise<{ token: string }> };
-    tokens: { create(input: { name: string; scopes: string[] }): Promise<{ token: string }> };
-  };
-}
-const FIXTURES = path.join(REPO_ROOT, "packages/api/src/testing/fixtures.ts");
 const HOST = "agent-it-01";
-
-interface Console {
-  child: ChildProcess;
-  output: () => string;
-}
-
-/** `next start` in its own process group, like e2e's stack; resolves once /api/health says 200. */
-async function startConsole(port: number, databaseUrl: string): Promise<Console> {
-  let output = "";
-  const child = spawn(
-    path.join(REPO_ROOT, "node_modules/.bin/next"),
-    ["start", "-p", String(port), "-H", "127.0.0.1"],
-    {
-      cwd: CONSOLE_DIR,
-      env: {
-        ...process.env,
-        NODE_ENV: "production",
-        PORT: String(port),
-        DATABASE_URL: databaseUrl,
-        NEXT_TELEMETRY_DISABLED: "1",
-      },
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  const keep = (d: Buffer) => {
-    output = (output + d.toString()).slice(-8000);
-  };
-  child.stdout?.on("data", keep);
-  child.stderr?.on("data", keep);
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`console exited:\n${output}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/api/health`, { signal: AbortSignal.timeout(2000) });
-      if (res.status === 200) return { child, output: () => output };
-    } catch {
-      // not listening yet
-    }
-    await sleep(200);
-  }
-  await stopConsole({ child, output: () => output });
-  throw new Error(`console did not become healthy:\n${output}`);
-}
-
-async function stopConsole(c: Console | undefined): Promise<void> {
-  const child = c?.child;
-  if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  try {
-    process.kill(-child.pid, "SIGTERM");
-  } catch {
-    return;
-  }
-  const timer = setTimeout(() => {
-    try {
-      process.kill(-child.pid!, "SIGKILL");
-    } catch {
-      // gone
-    }
-  }, 5000);
-  await exited;
-  clearTimeout(timer);
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -124,7 +48,7 @@ let db: Db;
 let databaseUrl: string;
 let port: number;
 let consoleUrl: string;
-let server: Console | undefined;
+let server: ConsoleProcess | undefined;
 let dir: string;
 let hostToken: string;
 let apiToken: string;
@@ -154,7 +78,7 @@ beforeAll(async () => {
   }
   databaseUrl = inject("databaseUrl");
   db = createDb(databaseUrl, { max: 4 });
-  const { truncateAll, makeUser, callerFor } = (await import(FIXTURES)) as ApiFixtures;
+  const { truncateAll, makeUser, callerFor } = await loadApiFixtures();
   await truncateAll(db);
   const admin = await makeUser(db, "admin");
   const api = callerFor(db, admin);

@@ -1,0 +1,103 @@
+/**
+ * Test support: the real console (`next start` of its production build) against a given database,
+ * and packages/api's test fixtures. Shared by the console-link integration test and the
+ * incident -> agent -> finding lab test.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+import type { Db } from "@tide/db";
+import { REPO_ROOT } from "../../../../packages/devstack/src/postgres-cluster";
+
+export const CONSOLE_DIR = path.join(REPO_ROOT, "apps/console");
+
+/**
+ * packages/api's test fixtures, imported at run time (loadApiFixtures): a static import would pull
+ * the console's Next.js global types (NODE_ENV required in ProcessEnv) into the agent's type check.
+ */
+export interface ApiFixtures {
+  truncateAll(db: Db): Promise<void>;
+  makeUser(db: Db, role: "admin"): Promise<{ scopes: readonly string[] }>;
+  callerFor(
+    db: Db,
+    actor: unknown,
+  ): {
+    hostTokens: { create(input: { hostname: string }): Promise<{ token: string }> };
+    tokens: { create(input: { name: string; scopes: string[] }): Promise<{ token: string }> };
+  };
+}
+const FIXTURES = path.join(REPO_ROOT, "packages/api/src/testing/fixtures.ts");
+
+export async function loadApiFixtures(): Promise<ApiFixtures> {
+  return (await import(FIXTURES)) as ApiFixtures;
+}
+
+export interface ConsoleProcess {
+  child: ChildProcess;
+  /** The last 8,000 characters the console printed (for failure messages). */
+  output: () => string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** `next start` in its own process group, like e2e's stack; resolves once /api/health says 200. */
+export async function startConsole(port: number, databaseUrl: string): Promise<ConsoleProcess> {
+  let output = "";
+  const child = spawn(
+    path.join(REPO_ROOT, "node_modules/.bin/next"),
+    ["start", "-p", String(port), "-H", "127.0.0.1"],
+    {
+      cwd: CONSOLE_DIR,
+      env: {
+        // eslint-disable-next-line no-restricted-properties -- the console child inherits this process's environment
+        ...process.env,
+        NODE_ENV: "production",
+        PORT: String(port),
+        DATABASE_URL: databaseUrl,
+        NEXT_TELEMETRY_DISABLED: "1",
+      },
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  const keep = (d: Buffer) => {
+    output = (output + d.toString()).slice(-8000);
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  const handle = { child, output: () => output };
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`console exited:\n${output}`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/api/health`, { signal: AbortSignal.timeout(2000) });
+      if (res.status === 200) return handle;
+    } catch {
+      // not listening yet
+    }
+    await sleep(200);
+  }
+  await stopConsole(handle);
+  throw new Error(`console did not become healthy:\n${output}`);
+}
+
+/** SIGTERM to the console's process group, SIGKILL after 5 s. */
+export async function stopConsole(c: ConsoleProcess | undefined): Promise<void> {
+  const child = c?.child;
+  if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
+  const pid = child.pid;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  try {
+    process.kill(-pid, "SIGTERM");
+  } catch {
+    return;
+  }
+  const timer = setTimeout(() => {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      // gone
+    }
+  }, 5000);
+  await exited;
+  clearTimeout(timer);
+}
