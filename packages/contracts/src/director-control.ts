@@ -1,4 +1,15 @@
 import { z } from "zod";
+import {
+  CONTROL_MAX_LINE_BYTES,
+  ControlRequestId,
+  controlFailure,
+  controlRepliesFor,
+  controlSuccess,
+  Counter,
+  Ipv4Address,
+  requestIdField,
+  Timestamp,
+} from "./control-socket";
 import { HashField } from "./fleet";
 
 /**
@@ -17,8 +28,7 @@ export const DIRECTOR_CONTROL_PROTOCOL_VERSION = 1;
 /** Where the director listens unless configured otherwise (mode 0660). */
 export const DIRECTOR_CONTROL_SOCKET_PATH = "/run/tide/director.sock";
 
-/** Longest request line the director reads, in bytes, newline excluded; longer ones get line_too_long. */
-export const DIRECTOR_CONTROL_MAX_LINE_BYTES = 64 * 1024;
+export const DIRECTOR_CONTROL_MAX_LINE_BYTES = CONTROL_MAX_LINE_BYTES;
 
 // ---------------------------------------------------------------------------------------------------
 // Wire primitives. JSON Schema keeps a regex's source but not its flags, so patterns spell out both
@@ -29,24 +39,10 @@ const MacAddress = z
   .regex(/^[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}$/, "must be a MAC address like aa:bb:cc:dd:ee:ff")
   .describe("Ethernet MAC address, six colon-separated hex octets (aa:bb:cc:dd:ee:ff)");
 
-const Ipv4Address = z.ipv4().describe("IPv4 address, dotted quad");
-
 const IpAddress = z.union([z.ipv4(), z.ipv6()]).describe("IPv4 (dotted quad) or IPv6 address");
 
 /** TCP/UDP port, DPDK port id and queue ids are all 16-bit. */
 const U16 = z.int().min(0).max(65535);
-
-const Timestamp = z.iso.datetime().describe("RFC 3339 timestamp in UTC (Z)");
-
-/**
- * A u64 counter. Past 2^53 a JSON reader rounds it (about 8 days of bytes at 100 Gb/s), so this asks
- * for a non-negative whole number, not a safe integer; JSON Schema's "integer" has no such bound.
- */
-const Counter = z
-  .number()
-  .nonnegative()
-  .refine(Number.isInteger, "must be a whole number")
-  .meta({ type: "integer" });
 
 const ContentHash = z
   .string()
@@ -70,14 +66,9 @@ export const DirectorControlCommand = z
   .describe("A control command");
 export type DirectorControlCommand = z.infer<typeof DirectorControlCommand>;
 
-export const DirectorControlRequestId = z
-  .union([z.string(), z.int()])
-  .describe("Caller's request id, echoed back in the reply; a string or an integer");
-export type DirectorControlRequestId = z.infer<typeof DirectorControlRequestId>;
-
-const requestId = DirectorControlRequestId.optional().describe(
-  "Optional request id (string or integer), echoed back in the reply's id",
-);
+export const DirectorControlRequestId = ControlRequestId;
+export type DirectorControlRequestId = ControlRequestId;
+const requestId = requestIdField;
 
 export const DirectorStatusRequest = z
   .strictObject({
@@ -492,30 +483,10 @@ export type DirectorControlResultFor<C extends DirectorControlCommand> = z.infer
 // ---------------------------------------------------------------------------------------------------
 // Replies
 
-const replyId = DirectorControlRequestId.nullable().describe(
-  "The request's id, or null if it had none or could not be read",
-);
-
-function successReply<R extends z.ZodType>(result: R) {
-  return z
-    .strictObject({
-      id: replyId,
-      ok: z.literal(true).describe("The command succeeded"),
-      result,
-    })
-    .describe("A successful reply: the command's result");
-}
-
-export const DirectorControlFailure = z
-  .strictObject({
-    id: replyId,
-    ok: z.literal(false).describe("The command failed; nothing changed"),
-    error: DirectorControlError,
-  })
-  .describe("A failed reply");
+export const DirectorControlFailure = controlFailure(DirectorControlError);
 export type DirectorControlFailure = z.infer<typeof DirectorControlFailure>;
 
-export const DirectorControlSuccess = successReply(
+export const DirectorControlSuccess = controlSuccess(
   z
     .union([
       DirectorStatusResult,
@@ -534,18 +505,17 @@ export const DirectorControlReply = z
   .meta({ id: "DirectorControlReply" });
 export type DirectorControlReply = z.infer<typeof DirectorControlReply>;
 
-function replyWith<R extends z.ZodType>(result: R) {
-  return z.discriminatedUnion("ok", [successReply(result), DirectorControlFailure]);
-}
-
 /** Each command's reply schema: its own result, or an error. */
-export const directorControlReplies = {
-  status: replyWith(DirectorStatusResult),
-  load_table: replyWith(DirectorLoadTableResult),
-  stats: replyWith(DirectorStatsResult),
-  explain: replyWith(DirectorExplainResult),
-  set_gateway: replyWith(DirectorSetGatewayResult),
-} as const satisfies Record<DirectorControlCommand, z.ZodType>;
+export const directorControlReplies = controlRepliesFor(
+  {
+    status: DirectorStatusResult,
+    load_table: DirectorLoadTableResult,
+    stats: DirectorStatsResult,
+    explain: DirectorExplainResult,
+    set_gateway: DirectorSetGatewayResult,
+  },
+  DirectorControlFailure,
+);
 
 export type DirectorControlReplyFor<C extends DirectorControlCommand> = z.infer<
   (typeof directorControlReplies)[C]

@@ -1,4 +1,15 @@
 import { z } from "zod";
+import {
+  CONTROL_MAX_LINE_BYTES,
+  ControlRequestId,
+  controlFailure,
+  controlRepliesFor,
+  controlSuccess,
+  Counter,
+  Ipv4Address,
+  requestIdField,
+  Timestamp,
+} from "./control-socket";
 
 /**
  * The tide-redirect control protocol (v1): what the agent and tidectl say to the proxy-side
@@ -15,8 +26,7 @@ export const REDIRECT_CONTROL_PROTOCOL_VERSION = 1;
 /** Where the daemon listens unless told otherwise with --socket (mode 0660). */
 export const REDIRECT_CONTROL_SOCKET_PATH = "/run/tide/redirect.sock";
 
-/** Longest request line the daemon reads, in bytes, newline excluded; longer ones get line_too_long. */
-export const REDIRECT_CONTROL_MAX_LINE_BYTES = 64 * 1024;
+export const REDIRECT_CONTROL_MAX_LINE_BYTES = CONTROL_MAX_LINE_BYTES;
 
 /** Most local IPv4 addresses the BPF program matches (TIDE_REDIRECT_MAX_LOCAL). */
 export const REDIRECT_MAX_LOCAL_ADDRESSES = 16;
@@ -26,8 +36,6 @@ export const REDIRECT_DEFAULT_GUE_PORT = 19523;
 
 // ---------------------------------------------------------------------------------------------------
 // Wire primitives
-
-const Ipv4Address = z.ipv4().describe("IPv4 address, dotted quad");
 
 const GuePort = z.int().min(1).max(65535).describe("GUE UDP destination port, 1..65535");
 
@@ -41,29 +49,15 @@ const LocalAddresses = z
       "decided, others pass untouched; a next hop equal to one of them is forwarded_to_self",
   );
 
-const Timestamp = z.iso.datetime().describe("RFC 3339 timestamp in UTC (Z)");
-
-/** A u64 counter (see director-control.ts: past 2^53 a JSON reader rounds it). */
-const Counter = z
-  .number()
-  .nonnegative()
-  .refine(Number.isInteger, "must be a whole number")
-  .meta({ type: "integer" });
-
 // ---------------------------------------------------------------------------------------------------
 // Requests
 
 export const RedirectControlCommand = z.enum(["status", "stats", "config"]).describe("A control command");
 export type RedirectControlCommand = z.infer<typeof RedirectControlCommand>;
 
-export const RedirectControlRequestId = z
-  .union([z.string(), z.int()])
-  .describe("Caller's request id, echoed back in the reply; a string or an integer");
-export type RedirectControlRequestId = z.infer<typeof RedirectControlRequestId>;
-
-const requestId = RedirectControlRequestId.optional().describe(
-  "Optional request id (string or integer), echoed back in the reply's id",
-);
+export const RedirectControlRequestId = ControlRequestId;
+export type RedirectControlRequestId = ControlRequestId;
+const requestId = requestIdField;
 
 export const RedirectStatusRequest = z
   .strictObject({
@@ -204,30 +198,10 @@ export type RedirectControlResultFor<C extends RedirectControlCommand> = z.infer
 // ---------------------------------------------------------------------------------------------------
 // Replies
 
-const replyId = RedirectControlRequestId.nullable().describe(
-  "The request's id, or null if it had none or could not be read",
-);
-
-function successReply<R extends z.ZodType>(result: R) {
-  return z
-    .strictObject({
-      id: replyId,
-      ok: z.literal(true).describe("The command succeeded"),
-      result,
-    })
-    .describe("A successful reply: the command's result");
-}
-
-export const RedirectControlFailure = z
-  .strictObject({
-    id: replyId,
-    ok: z.literal(false).describe("The command failed; nothing changed"),
-    error: RedirectControlError,
-  })
-  .describe("A failed reply");
+export const RedirectControlFailure = controlFailure(RedirectControlError);
 export type RedirectControlFailure = z.infer<typeof RedirectControlFailure>;
 
-export const RedirectControlSuccess = successReply(
+export const RedirectControlSuccess = controlSuccess(
   z
     .union([RedirectStatusResult, RedirectStatsResult, RedirectConfigResult])
     .describe("The result of the request's command"),
@@ -240,16 +214,15 @@ export const RedirectControlReply = z
   .meta({ id: "RedirectControlReply" });
 export type RedirectControlReply = z.infer<typeof RedirectControlReply>;
 
-function replyWith<R extends z.ZodType>(result: R) {
-  return z.discriminatedUnion("ok", [successReply(result), RedirectControlFailure]);
-}
-
 /** Each command's reply schema: its own result, or an error. */
-export const redirectControlReplies = {
-  status: replyWith(RedirectStatusResult),
-  stats: replyWith(RedirectStatsResult),
-  config: replyWith(RedirectConfigResult),
-} as const satisfies Record<RedirectControlCommand, z.ZodType>;
+export const redirectControlReplies = controlRepliesFor(
+  {
+    status: RedirectStatusResult,
+    stats: RedirectStatsResult,
+    config: RedirectConfigResult,
+  },
+  RedirectControlFailure,
+);
 
 export type RedirectControlReplyFor<C extends RedirectControlCommand> = z.infer<
   (typeof redirectControlReplies)[C]
