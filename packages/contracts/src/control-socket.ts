@@ -63,14 +63,7 @@ export function controlFailure<E extends z.ZodType>(error: E) {
     .describe("A failed reply");
 }
 
-/** Each command's reply schema: its own result, or the protocol's failure. */
-export function controlRepliesFor<F extends z.ZodObject, const Results extends Record<string, z.ZodType>>(
-  results: Results,
-  failure: F,
-): { [C in keyof Results]: z.ZodDiscriminatedUnion<[ReturnType<typeof controlSuccess<Results[C]>>, F]> } {
-  const out: Record<string, z.ZodType> = {};
-  for (const [cmd, result] of Object.entries(results)) {
-    out[cmd] = z.discriminatedUnion("ok", [controlSuccess(result), failure]);
-  }
-  return out as never;
+/** One command's reply schema: its own result, or the protocol's failure. */
+export function controlReply<R extends z.ZodType, F extends z.ZodObject>(result: R, failure: F) {
+  return z.discriminatedUnion("ok", [controlSuccess(result), failure]);
 }

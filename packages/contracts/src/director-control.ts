@@ -3,7 +3,7 @@ import {
   CONTROL_MAX_LINE_BYTES,
   ControlRequestId,
   controlFailure,
-  controlRepliesFor,
+  controlReply,
   controlSuccess,
   Counter,
   Ipv4Address,
@@ -506,16 +506,13 @@ export const DirectorControlReply = z
 export type DirectorControlReply = z.infer<typeof DirectorControlReply>;
 
 /** Each command's reply schema: its own result, or an error. */
-export const directorControlReplies = controlRepliesFor(
-  {
-    status: DirectorStatusResult,
-    load_table: DirectorLoadTableResult,
-    stats: DirectorStatsResult,
-    explain: DirectorExplainResult,
-    set_gateway: DirectorSetGatewayResult,
-  },
-  DirectorControlFailure,
-);
+export const directorControlReplies = {
+  status: controlReply(DirectorStatusResult, DirectorControlFailure),
+  load_table: controlReply(DirectorLoadTableResult, DirectorControlFailure),
+  stats: controlReply(DirectorStatsResult, DirectorControlFailure),
+  explain: controlReply(DirectorExplainResult, DirectorControlFailure),
+  set_gateway: controlReply(DirectorSetGatewayResult, DirectorControlFailure),
+} as const satisfies Record<DirectorControlCommand, z.ZodType>;
 
 export type DirectorControlReplyFor<C extends DirectorControlCommand> = z.infer<
   (typeof directorControlReplies)[C]

@@ -3,7 +3,7 @@ import {
   CONTROL_MAX_LINE_BYTES,
   ControlRequestId,
   controlFailure,
-  controlRepliesFor,
+  controlReply,
   controlSuccess,
   Counter,
   Ipv4Address,
@@ -215,14 +215,11 @@ export const RedirectControlReply = z
 export type RedirectControlReply = z.infer<typeof RedirectControlReply>;
 
 /** Each command's reply schema: its own result, or an error. */
-export const redirectControlReplies = controlRepliesFor(
-  {
-    status: RedirectStatusResult,
-    stats: RedirectStatsResult,
-    config: RedirectConfigResult,
-  },
-  RedirectControlFailure,
-);
+export const redirectControlReplies = {
+  status: controlReply(RedirectStatusResult, RedirectControlFailure),
+  stats: controlReply(RedirectStatsResult, RedirectControlFailure),
+  config: controlReply(RedirectConfigResult, RedirectControlFailure),
+} as const satisfies Record<RedirectControlCommand, z.ZodType>;
 
 export type RedirectControlReplyFor<C extends RedirectControlCommand> = z.infer<
   (typeof redirectControlReplies)[C]
