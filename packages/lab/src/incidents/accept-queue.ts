@@ -11,9 +11,7 @@
  */
 import { LabError } from "../errors";
 import {
-  addVeth,
   cleanupStaleNamespaces,
-  createNamespace,
   deleteNamespace,
   incidentAsset,
   listenSockets,
@@ -25,6 +23,8 @@ import {
   type IncidentNamespace,
   type ListenSocket,
   INCIDENT_PREFIX,
+  clientServerNamespaces,
+  createClientServerPair,
 } from "./namespace";
 
 export const ACCEPT_QUEUE_PREFIX = `${INCIDENT_PREFIX}aq-`;
@@ -70,16 +70,7 @@ export async function setup(options: AcceptQueueOptions = {}): Promise<AcceptQue
   requireRoot();
   const port = options.port ?? 8081;
   const requestedBacklog = options.requestedBacklog ?? 1024;
-  const client: IncidentNamespace = {
-    name: `${ACCEPT_QUEUE_PREFIX}client`,
-    role: "client",
-    address: "10.201.1.2",
-  };
-  const server: IncidentNamespace = {
-    name: `${ACCEPT_QUEUE_PREFIX}server`,
-    role: "server",
-    address: "10.201.1.1",
-  };
+  const { client, server } = clientServerNamespaces(ACCEPT_QUEUE_PREFIX, 1);
   await cleanupStaleNamespaces(ACCEPT_QUEUE_PREFIX);
   let proc: NamespaceProcess | null = null;
   const teardown = async () => {
@@ -88,12 +79,7 @@ export async function setup(options: AcceptQueueOptions = {}): Promise<AcceptQue
     await deleteNamespace(server.name);
   };
   try {
-    await createNamespace(client.name);
-    await createNamespace(server.name);
-    await addVeth(
-      { namespace: client.name, ifname: "aq0", cidr: `${client.address}/24`, mtu: 1500 },
-      { namespace: server.name, ifname: "aq0", cidr: `${server.address}/24`, mtu: 1500 },
-    );
+    await createClientServerPair(client, server, "aq0");
     await setSysctl(server.name, "net.core.somaxconn", options.somaxconn ?? 10);
     const server_ = await NamespaceProcess.start(server.name, [
       PYTHON,

@@ -125,6 +125,31 @@ export async function addVeth(a: VethEnd, b: VethEnd): Promise<void> {
   }
 }
 
+/** The client and server of a two-namespace scenario: 10.201.<subnet>.2 and .1 on one /24. */
+export function clientServerNamespaces(
+  prefix: string,
+  subnet: number,
+): { client: IncidentNamespace; server: IncidentNamespace } {
+  return {
+    client: { name: `${prefix}client`, role: "client", address: `10.201.${subnet}.2` },
+    server: { name: `${prefix}server`, role: "server", address: `10.201.${subnet}.1` },
+  };
+}
+
+/** Creates both namespaces and the veth between them (`ifname` on both ends, MTU 1500). */
+export async function createClientServerPair(
+  client: IncidentNamespace,
+  server: IncidentNamespace,
+  ifname: string,
+): Promise<void> {
+  await createNamespace(client.name);
+  await createNamespace(server.name);
+  await addVeth(
+    { namespace: client.name, ifname, cidr: `${client.address}/24`, mtu: 1500 },
+    { namespace: server.name, ifname, cidr: `${server.address}/24`, mtu: 1500 },
+  );
+}
+
 /** `sysctl -w key=value` inside the namespace (net.* keys are per namespace). */
 export async function setSysctl(namespace: string, key: string, value: string | number): Promise<void> {
   await runInNamespace(namespace, ["sysctl", "-q", "-w", `${key}=${value}`]);

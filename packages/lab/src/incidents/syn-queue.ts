@@ -13,9 +13,7 @@
 import { LabError } from "../errors";
 import { runInNamespace } from "../host-command";
 import {
-  addVeth,
   cleanupStaleNamespaces,
-  createNamespace,
   deleteNamespace,
   incidentAsset,
   listenSockets,
@@ -27,6 +25,8 @@ import {
   setSysctl,
   type IncidentNamespace,
   INCIDENT_PREFIX,
+  clientServerNamespaces,
+  createClientServerPair,
 } from "./namespace";
 import type { BurstResult } from "./accept-queue";
 
@@ -69,16 +69,7 @@ export async function setup(options: SynQueueOptions = {}): Promise<SynQueueHand
   requireRoot();
   const port = options.port ?? 8082;
   const backlog = options.backlog ?? 16;
-  const client: IncidentNamespace = {
-    name: `${SYN_QUEUE_PREFIX}client`,
-    role: "client",
-    address: "10.201.2.2",
-  };
-  const server: IncidentNamespace = {
-    name: `${SYN_QUEUE_PREFIX}server`,
-    role: "server",
-    address: "10.201.2.1",
-  };
+  const { client, server } = clientServerNamespaces(SYN_QUEUE_PREFIX, 2);
   await cleanupStaleNamespaces(SYN_QUEUE_PREFIX);
   let proc: NamespaceProcess | null = null;
   const teardown = async () => {
@@ -87,12 +78,7 @@ export async function setup(options: SynQueueOptions = {}): Promise<SynQueueHand
     await deleteNamespace(server.name);
   };
   try {
-    await createNamespace(client.name);
-    await createNamespace(server.name);
-    await addVeth(
-      { namespace: client.name, ifname: "sq0", cidr: `${client.address}/24`, mtu: 1500 },
-      { namespace: server.name, ifname: "sq0", cidr: `${server.address}/24`, mtu: 1500 },
-    );
+    await createClientServerPair(client, server, "sq0");
     await setSysctl(server.name, "net.ipv4.tcp_syncookies", options.syncookies ?? 0);
     await setSysctl(server.name, "net.ipv4.tcp_synack_retries", 1);
     // The client gives up quickly too: its SYN retries would otherwise outlive the trigger.

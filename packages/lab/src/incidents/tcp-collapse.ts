@@ -11,9 +11,7 @@
  * far rarer but collapsing does not stop (it bounds the work per collapse, not its occurrence).
  */
 import {
-  addVeth,
   cleanupStaleNamespaces,
-  createNamespace,
   deleteNamespace,
   getSysctl,
   incidentAsset,
@@ -24,6 +22,8 @@ import {
   setSysctl,
   type IncidentNamespace,
   INCIDENT_PREFIX,
+  clientServerNamespaces,
+  createClientServerPair,
 } from "./namespace";
 
 export const TCP_COLLAPSE_PREFIX = `${INCIDENT_PREFIX}tc-`;
@@ -59,16 +59,7 @@ export interface TcpCollapseHandle {
 export async function setup(options: TcpCollapseOptions = {}): Promise<TcpCollapseHandle> {
   requireRoot();
   const port = options.port ?? 8086;
-  const client: IncidentNamespace = {
-    name: `${TCP_COLLAPSE_PREFIX}client`,
-    role: "client",
-    address: "10.201.6.2",
-  };
-  const server: IncidentNamespace = {
-    name: `${TCP_COLLAPSE_PREFIX}server`,
-    role: "server",
-    address: "10.201.6.1",
-  };
+  const { client, server } = clientServerNamespaces(TCP_COLLAPSE_PREFIX, 6);
   await cleanupStaleNamespaces(TCP_COLLAPSE_PREFIX);
   let reader: NamespaceProcess | null = null;
   const teardown = async () => {
@@ -77,12 +68,7 @@ export async function setup(options: TcpCollapseOptions = {}): Promise<TcpCollap
     await deleteNamespace(server.name);
   };
   try {
-    await createNamespace(client.name);
-    await createNamespace(server.name);
-    await addVeth(
-      { namespace: client.name, ifname: "tc0", cidr: `${client.address}/24`, mtu: 1500 },
-      { namespace: server.name, ifname: "tc0", cidr: `${server.address}/24`, mtu: 1500 },
-    );
+    await createClientServerPair(client, server, "tc0");
     await setSysctl(server.name, "net.ipv4.tcp_rmem", options.rmem ?? "4096 131072 33554432");
     reader = await NamespaceProcess.start(server.name, [
       PYTHON,
