@@ -82,12 +82,11 @@ static inline uint64_t tide_be64_load(const uint8_t *p)
 	return v;
 }
 
-static inline void tide_prefix_mask(unsigned int bits, unsigned int width, uint64_t mask[2])
+static inline void tide_prefix_mask(unsigned int bits, uint64_t mask[2])
 {
 	/* IPv4 addresses live in the top 32 bits of word 0; IPv6 uses both words. */
 	unsigned int b = bits;
 
-	(void)width;
 	mask[0] = b >= 64 ? ~0ULL : b == 0 ? 0 : ~0ULL << (64 - b);
 	b = b > 64 ? b - 64 : 0;
 	mask[1] = b >= 64 ? ~0ULL : b == 0 ? 0 : ~0ULL << (64 - b);
@@ -191,7 +190,7 @@ static inline int tide_fwd_set_build(const uint8_t *file, size_t len, struct tid
 			fb->port_end = tide_rd_le16(b + 24);
 			fb->proto = b[26];
 			fb->table = (uint8_t)t;
-			tide_prefix_mask(tide_rd_le16(b + 20), family == 4 ? 32 : 128, fb->mask);
+			tide_prefix_mask(tide_rd_le16(b + 20), fb->mask);
 			tide_addr_words(b + 4, family, fb->net);
 			fb->net[0] &= fb->mask[0];
 			fb->net[1] &= fb->mask[1];
