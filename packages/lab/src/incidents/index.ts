@@ -16,6 +16,7 @@ export * as pmtuBlackhole from "./pmtu-blackhole";
 export * as portExhaustion from "./port-exhaustion";
 export * as tcpCollapse from "./tcp-collapse";
 export * as listenerCrowding from "./listener-crowding";
+export * as softirqStall from "./softirq-stall";
 export {
   INCIDENT_PREFIX,
   cleanupStaleNamespaces,

@@ -1,0 +1,56 @@
+/**
+ * Incident 7 (root): a long linear nftables input chain in the server namespace and RPS steering
+ * its receive work to one CPU make that CPU's NET_RX runs last tens of milliseconds (tide-probes
+ * net_rx_softirq) and its input backlog overflow (softnet_stat dropped) under a UDP flood; after
+ * remedy() (the table deleted) both are gone. The probe's max run is the signal itself, so it is
+ * asserted; flood throughput is only printed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  setup,
+  SOFTIRQ_STALL_PREFIX,
+  type SoftirqStallHandle,
+  type SoftirqStallMeasurement,
+} from "./softirq-stall";
+import { listNamespaces } from "../host-command";
+
+function show(label: string, m: SoftirqStallMeasurement): void {
+  console.log(
+    `[softirq-stall] ${label}: cpu ${m.cpu} max NET_RX ${m.maxNetRxMs.toFixed(2)} ms, wait max ${m.maxWaitUs} us, ` +
+      `runs ${m.netRxRuns}, softnet processed +${m.softnetProcessed} dropped +${m.softnetDropped} ` +
+      `(${m.droppedPerSecond.toFixed(0)}/s) time_squeeze +${m.softnetTimeSqueeze} over ${m.seconds.toFixed(1)} s, ` +
+      `${m.samples} samples, flood ${JSON.stringify(m.flood)}`,
+  );
+}
+
+describe("incident 7: NET_RX softirq stalls", () => {
+  let h: SoftirqStallHandle;
+  beforeAll(async () => {
+    h = await setup({ rules: 20_000 });
+  }, 120_000);
+  afterAll(async () => {
+    await h?.teardown();
+    expect((await listNamespaces()).filter((n) => n.startsWith(SOFTIRQ_STALL_PREFIX))).toEqual([]);
+  });
+
+  it("long NET_RX runs and backlog drops on the RPS CPU under a flood", async () => {
+    expect(await h.slowRules()).toBe(20_000);
+    const m = await h.measure({ durationMs: 4_000 });
+    show("20,000 rules", m);
+    expect(m.samples).toBeGreaterThan(2);
+    expect(m.flood.sent).toBeGreaterThan(0);
+    expect(m.maxNetRxUs).toBeGreaterThan(10_000); // the rule's warn threshold
+    expect(m.droppedPerSecond).toBeGreaterThan(1); // the drop rule's warn threshold
+  }, 60_000);
+
+  it("remedy: without the long chain NET_RX runs stay short and nothing is dropped", async () => {
+    await h.remedy();
+    expect(await h.slowRules()).toBe(0);
+    const m = await h.measure({ durationMs: 4_000 });
+    show("chain removed", m);
+    expect(m.samples).toBeGreaterThan(2);
+    expect(m.flood.sent).toBeGreaterThan(0);
+    expect(m.maxNetRxUs).toBeLessThan(10_000);
+    expect(m.droppedPerSecond).toBeLessThan(1);
+  }, 60_000);
+});
