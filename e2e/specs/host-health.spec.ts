@@ -140,17 +140,27 @@ async function hello(request: APIRequestContext, token: string, hostname: string
 async function postSamples(
   request: APIRequestContext,
   token: string,
-  base: { hostname: string; start: number; overflowPerS: number; paths?: unknown[] },
+  base: {
+    hostname: string;
+    start: number;
+    overflowPerS: number;
+    paths?: unknown[];
+    /** Changes each sample (e.g. probes and their results). */
+    edit?: (o: ReturnType<typeof observation>, t: number) => void;
+    dataPlane?: unknown[];
+  },
   from: number,
   to: number,
 ): Promise<void> {
   const observations = [];
   for (let t = from; t < to; t++) {
-    observations.push(observation({ ...base, t, at: new Date(base.start + t * 1000) }));
+    const o = observation({ ...base, t, at: new Date(base.start + t * 1000) });
+    base.edit?.(o, t);
+    observations.push(o);
   }
   const res = await request.post("/api/v1/agent/observations", {
     headers: { authorization: `Bearer ${token}` },
-    data: { observations, dataPlane, replayed: false },
+    data: { observations, dataPlane: base.dataPlane ?? dataPlane, replayed: false },
   });
   expect(res.status(), await res.text()).toBe(200);
 }
@@ -253,10 +263,152 @@ test("a PMTU blackhole on a checked path becomes a pmtu_blackhole finding", asyn
   await page.goto(`/hosts/${hostname}`);
   await expect(page.locator('[data-testid="path-row"][data-blackhole="true"]')).toBeVisible();
 
+  await test.step("an operator sets the targets the agent checks; a bad one is refused with a reason", async () => {
+    const form = page.getByTestId("pmtu-targets");
+    await form.getByTestId("pmtu-targets-edit").click();
+    await form.getByTestId("pmtu-targets-text").fill("-oops");
+    await form.getByTestId("pmtu-targets-save").click();
+    await expect(form).toContainText("must be an IP address or a host name");
+    await form.getByTestId("pmtu-targets-text").fill("10.30.0.2 1472,1200\nedge-gw.example.net");
+    await form.getByTestId("pmtu-targets-save").click();
+    await expect(form.getByTestId("pmtu-target-list")).toHaveText("10.30.0.2, edge-gw.example.net");
+    const desired = await page.request.get("/api/v1/agent/desired", {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(desired.status()).toBe(200);
+    expect(((await desired.json()) as { pmtuTargets: unknown }).pmtuTargets).toEqual([
+      { target: "10.30.0.2", sizes: [1200, 1472] },
+      { target: "edge-gw.example.net", sizes: [] },
+    ]);
+  });
+
   await page.goto("/findings?kind=pmtu_blackhole");
   await page.getByTestId("filter-host").selectOption({ label: hostname });
   const finding = page.locator('[data-testid="finding"][data-kind="pmtu_blackhole"]');
   await expect(finding).toHaveCount(1);
   await expect(finding).toHaveAttribute("data-severity", "critical");
   await expect(finding.getByTestId("finding-subject")).toContainText("path 10.30.0.2");
+});
+
+/** A director whose counters grow by `pps` packets a second, 2 drops a second for want of a bind. */
+function director(t: number, pps: number) {
+  const fwd = pps * t;
+  return [
+    {
+      component: "director",
+      socket: "/run/tide/director.sock",
+      reachable: true,
+      error: null,
+      version: "0.4.0",
+      tableHashes: { web: "ab".repeat(32) },
+      directorCounters: {
+        rx_packets: fwd + 2 * t,
+        rx_bytes: 800 * fwd,
+        forwarded_packets: fwd,
+        forwarded_bytes: 840 * fwd,
+        forwarded_icmp_pmtu: 0,
+        forwarded_icmp_echo: 0,
+        forwarded_ipv4: fwd,
+        forwarded_ipv6: 0,
+        tx_failed: 0,
+        dropped: { no_bind: 2 * t, malformed: 0, truncated: 0, too_big: 0, unsupported: 0, no_table: 0 },
+      },
+      redirectCounters: null,
+    },
+  ];
+}
+
+test("connect() latency per process, NET_RX per CPU and the director's packet rates show live", async ({
+  page,
+}) => {
+  await signIn(page);
+  const hostname = `e2e-director-${Date.now().toString(36)}`;
+  const token = await createHostToken(page, hostname);
+  await hello(page.request, token, hostname);
+  const started = new Date(Date.now() - 3_600_000).toISOString();
+  // curl in "web": 5 connect() a second in 1-2 ms, one EADDRNOTAVAIL a second, odd ports only
+  // (the even half of the range is full). CPU 1 had one 20 ms NET_RX run at t = 10.
+  const edit = (o: ReturnType<typeof observation>, t: number) => {
+    o.probes = o.probes.map((p) => ({ probe: p.probe, state: "on", startedAt: started }));
+    o.probeResults.connectLatency = [
+      {
+        netnsInode: WEB_INODE,
+        pid: 5151,
+        comm: "curl",
+        latencyUs: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5 * t],
+        eaddrnotavail: t,
+        evenPorts: 0,
+        oddPorts: 5 * t,
+      },
+    ] as never[];
+    o.probeResults.netRxSoftirq = [0, 1].map((cpu) => ({
+      cpu,
+      durationUs: [0, 0, 900 * t, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, cpu === 1 && t >= 10 ? 1 : 0],
+      intervalMaxUs: cpu === 1 && t === 10 ? 20_480 : 9,
+    })) as never[];
+    // bcc installed but unable to compile here (no kernel headers): reported, not fatal.
+    Object.assign(o, {
+      bcc: {
+        tools: [
+          { tool: "tcpconnlat", state: "off", reason: "kprobes_unavailable", detail: "no kprobe_events" },
+          {
+            tool: "softirqs",
+            state: "off",
+            reason: "kernel_headers_missing",
+            detail: "no /lib/modules/x/build",
+          },
+        ],
+        tcpConnectLatency: [],
+        softirqTime: [],
+      },
+    });
+  };
+  const start = Date.now() - 20_000;
+  const base = { hostname, start, overflowPerS: 0, edit };
+  await postSamples(page.request, token, { ...base, dataPlane: director(19, 1000) }, 0, 20);
+
+  await page.goto(`/hosts/${hostname}`);
+  await expect(page.getByTestId("live-state")).toHaveAttribute("data-state", "live");
+
+  await test.step("connect() latency: p99 in the 1-2 ms bucket, EADDRNOTAVAIL, odd ports", async () => {
+    const curl = page.locator('[data-testid="connect-row"][data-pid="5151"]');
+    await expect(curl).toContainText("curl");
+    await expect(curl).toContainText("web");
+    await expect(curl.locator("td").nth(2)).toHaveText("5.0");
+    await expect(curl.locator("td").nth(4)).toHaveText(/^(1\.\d|2\.0) ms$/);
+    await expect(curl.locator("td").nth(5)).toHaveText("19");
+    await expect(curl.locator("td").nth(6)).toHaveText("100%");
+    await expect(curl.getByTestId("latency-histogram")).toBeVisible();
+  });
+
+  await test.step("NET_RX: CPU 1's longest run is 20.5 ms", async () => {
+    const cpu1 = page.locator('[data-testid="netrx-row"][data-cpu="1"]');
+    await expect(cpu1.locator("td").nth(4)).toHaveText("20 ms");
+    await expect(page.locator('[data-testid="netrx-row"][data-cpu="0"]').locator("td").nth(4)).toHaveText(
+      "9 µs",
+    );
+  });
+
+  await test.step("bcc tools are listed with why they are off", async () => {
+    const softirqs = page.locator('[data-testid="bcc-row"][data-tool="softirqs"]');
+    await expect(softirqs).toHaveAttribute("data-state", "off");
+    await expect(softirqs).toContainText("kernel_headers_missing");
+  });
+
+  await test.step("the director's packet rates are computed live from pushed counters", async () => {
+    const dir = page.locator('[data-testid="dataplane-component"][data-component="director"]');
+    await expect(dir).toHaveAttribute("data-reachable", "true");
+    await expect(dir.getByTestId("dataplane-tables")).toContainText("web abababababab");
+    // Two more batches while the page is open: 1000 forwarded packets a second.
+    for (const t of [20, 21]) {
+      await postSamples(page.request, token, { ...base, dataPlane: director(t, 1000) }, t, t + 1);
+      await expect(
+        dir.locator('[data-counter="forwarded_packets"]').getByTestId("counter-latest"),
+      ).not.toHaveText("—");
+    }
+    const fwd = dir.locator('[data-testid="counter-chart"][data-counter="forwarded_packets"]');
+    await expect(fwd.getByTestId("counter-latest")).toHaveText("1000/s");
+    const dropped = dir.locator('[data-testid="dataplane-counter"][data-counter="dropped_no_bind"]');
+    await expect(dropped.locator("td").nth(2)).toHaveText("2.0/s");
+  });
 });

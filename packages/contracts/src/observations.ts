@@ -347,6 +347,59 @@ export const PmtuPathResult = z
 export type PmtuPathResult = z.infer<typeof PmtuPathResult>;
 
 // ---------------------------------------------------------------------------------------------------
+// bcc tools (optional extras: used when installed and able to run; Tide never depends on them)
+
+export const BccToolName = z
+  .enum(["tcpconnlat", "softirqs"])
+  .describe(
+    "tcpconnlat: SYN -> response time per active connection (kprobes); softirqs -d: softirq run times",
+  );
+export type BccToolName = z.infer<typeof BccToolName>;
+
+export const BccTool = z
+  .strictObject({
+    tool: BccToolName,
+    state: z.enum(["on", "off"]).describe("on: running; off: see reason"),
+    reason: z
+      .enum(["not_installed", "kprobes_unavailable", "kernel_headers_missing", "exited", "disabled"])
+      .nullable()
+      .describe("Why it is off (null when on)"),
+    detail: z
+      .string()
+      .max(1000)
+      .describe("Binary path when on; the check or stderr line that failed when off"),
+  })
+  .describe("One bcc tool: running or not, and why");
+export type BccTool = z.infer<typeof BccTool>;
+
+export const BccResults = z
+  .strictObject({
+    tools: z.array(BccTool).describe("Every bcc tool the agent knows, on or off"),
+    tcpConnectLatency: z
+      .array(
+        z.strictObject({
+          pid: Pid,
+          comm: Comm,
+          latencyUs: Log2Histogram.describe(
+            "SYN -> response times (tcpconnlat), absolute since the tool started",
+          ),
+        }),
+      )
+      .max(256)
+      .describe("tcpconnlat per process (the 256 busiest)"),
+    softirqTime: z
+      .array(
+        z.strictObject({
+          softirq: z.string().min(1).max(32).describe("net_rx, net_tx, timer, ... (bcc's names)"),
+          durationUs: Log2Histogram.describe("Run times (softirqs -d), absolute since the tool started"),
+        }),
+      )
+      .describe("softirqs -d per softirq, all CPUs"),
+  })
+  .describe("Results of the bcc tools that run; empty lists when none do");
+export type BccResults = z.infer<typeof BccResults>;
+
+// ---------------------------------------------------------------------------------------------------
 // The observation and the batch
 
 export const Observation = z
@@ -371,6 +424,7 @@ export const Observation = z
     paths: z
       .array(PmtuPathResult)
       .describe("Latest path MTU check per target (checks run every few minutes, not every sample)"),
+    bcc: BccResults.optional().describe("bcc tools, if the agent looked for them (older agents: absent)"),
   })
   .describe("One sample of one host's network stack")
   .meta({ id: "Observation" });

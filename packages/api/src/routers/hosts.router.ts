@@ -6,11 +6,16 @@ import {
   HostRef,
   HostSummary,
   HostTokenSummary,
+  PmtuTargetSpec,
+  PmtuTargetsInput,
   Series,
   SeriesInput,
 } from "../schemas/hosts.schema";
+import { HostLatency, LatencyInput } from "../schemas/latency.schema";
+import { hostLatency } from "../services/host-latency.service";
 import { counterSeries, getHost, listHosts } from "../services/host.service";
-import { adminProcedure, readProcedure, router } from "../trpc";
+import { setPmtuTargets } from "../services/pmtu-targets.service";
+import { adminProcedure, operateProcedure, readProcedure, router } from "../trpc";
 
 export const hostsRouter = router({
   list: readProcedure
@@ -37,6 +42,36 @@ export const hostsRouter = router({
     .input(z.object({ hostId: HostRef }))
     .output(HostDetail)
     .query(({ ctx, input }) => getHost(ctx.db, input.hostId)),
+  latency: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/hosts/{hostId}/latency",
+        tags: ["hosts"],
+        summary: "connect() latency per process and NET_RX run times per CPU over a recent window",
+      },
+    })
+    .input(LatencyInput)
+    .output(HostLatency)
+    .query(({ ctx, input }) => hostLatency(ctx.db, input)),
+  setPmtuTargets: operateProcedure
+    .meta({
+      openapi: {
+        method: "PUT",
+        path: "/hosts/{hostId}/pmtu-targets",
+        tags: ["hosts"],
+        summary: "Set the path MTU targets the host's agent checks (replaces the list; audited)",
+      },
+    })
+    .input(PmtuTargetsInput)
+    .output(
+      z.object({
+        hostId: z.string(),
+        pmtuTargets: z.array(PmtuTargetSpec),
+        desiredRevision: z.int().min(0).describe("Desired-state revision the agent will fetch"),
+      }),
+    )
+    .mutation(({ ctx, input }) => setPmtuTargets(ctx.db, ctx.actor, input)),
 });
 
 export const observationsRouter = router({

@@ -1,4 +1,12 @@
-import { FindingSeverity, HostId, HostRecordId, HostRole, HostTokenId, NetnsRef } from "@tide/contracts";
+import {
+  BccTool,
+  FindingSeverity,
+  HostId,
+  HostRecordId,
+  HostRole,
+  HostTokenId,
+  NetnsRef,
+} from "@tide/contracts";
 import { z } from "zod";
 
 /** API shapes of hosts, host tokens and observation series (console and REST). */
@@ -19,6 +27,8 @@ export const HostTokenSummary = z
   })
   .describe("A host token, without its secret");
 export type HostTokenSummary = z.infer<typeof HostTokenSummary>;
+
+export const HostRef = z.string().min(1).max(253).describe("Host id (host_…) or host name (lb-fra-03)");
 
 export const HostHealth = z
   .object({
@@ -58,7 +68,39 @@ export const NamespaceSummary = z
   })
   .describe("One namespace of the latest sample, summarised");
 
+/** The agent accepts the same characters (apps/agent/src/pmtu/prober.ts validTarget): never an option. */
+export const PmtuTargetSpec = z
+  .object({
+    target: z
+      .string()
+      .min(1)
+      .max(253)
+      .regex(/^[A-Za-z0-9][A-Za-z0-9.:_-]*$/, "must be an IP address or a host name")
+      .describe("Address or host name the agent checks (tracepath, ping -M do)"),
+    sizes: z
+      .array(z.int().min(68).max(9000))
+      .max(8)
+      .default([])
+      .describe("ping -M do payload sizes in bytes, besides tracepath (empty: tracepath only)"),
+  })
+  .describe("A path MTU check target");
+export type PmtuTargetSpec = z.infer<typeof PmtuTargetSpec>;
+
+export const PmtuTargetsInput = z.object({
+  hostId: HostRef,
+  targets: z
+    .array(PmtuTargetSpec)
+    .max(32)
+    .refine((a) => new Set(a.map((t) => t.target)).size === a.length, "each target only once")
+    .describe("The whole list (replaces the previous one; empty stops the console's checks)"),
+  reason: z.string().max(500).optional().describe("Why (kept in the audit log)"),
+});
+
 export const HostDetail = HostSummary.extend({
+  pmtuTargets: z.array(PmtuTargetSpec).describe("Path MTU targets the console asks the agent to check"),
+  bccTools: z
+    .array(BccTool)
+    .describe("bcc tools in the newest sample: on, or off and why (empty: not reported)"),
   probes: z.array(z.unknown()).describe("ProbeAvailability[] from the latest hello"),
   dataPlane: z.array(z.unknown()).describe("DataPlaneState[] from the latest hello or batch"),
   latestSample: z
@@ -71,8 +113,6 @@ export const HostDetail = HostSummary.extend({
     .describe("The newest observation, per namespace; null before the first batch"),
 }).describe("A host with its probes, data plane and latest sample");
 export type HostDetail = z.infer<typeof HostDetail>;
-
-export const HostRef = z.string().min(1).max(253).describe("Host id (host_…) or host name (lb-fra-03)");
 
 export const SeriesInput = z.object({
   hostId: HostRef,

@@ -10,9 +10,14 @@ export const DESIRED_BATCH_MAX_OBSERVATIONS = 60;
 /**
  * What the console wants a host to do. Director tables come from the Director row whose hostname
  * equals the host name (directors are registered by hostname): the current table version of each
- * of its pools. A host that is no director gets none. PMTU targets are not modelled yet: empty.
+ * of its pools. A host that is no director gets none. PMTU targets are the host's, set by operators
+ * (services/pmtu-targets.service.ts).
  */
-async function desiredBody(db: Db, hostname: string): Promise<Omit<DesiredState, "revision">> {
+async function desiredBody(
+  db: Db,
+  hostname: string,
+  pmtuTargets: DesiredState["pmtuTargets"],
+): Promise<Omit<DesiredState, "revision">> {
   const director = await db.director.findUnique({
     where: { hostname },
     select: { pools: { select: { id: true, name: true }, orderBy: { name: "asc" } } },
@@ -36,7 +41,7 @@ async function desiredBody(db: Db, hostname: string): Promise<Omit<DesiredState,
   return {
     sampleIntervalMs: DESIRED_SAMPLE_INTERVAL_MS,
     batchMaxObservations: DESIRED_BATCH_MAX_OBSERVATIONS,
-    pmtuTargets: [],
+    pmtuTargets,
     directorTables,
   };
 }
@@ -48,9 +53,9 @@ async function desiredBody(db: Db, hostname: string): Promise<Omit<DesiredState,
 export async function desiredStateFor(db: Db, hostId: string): Promise<DesiredState> {
   const host = await db.host.findUniqueOrThrow({
     where: { id: hostId },
-    select: { name: true, desiredRevision: true, desiredHash: true },
+    select: { name: true, desiredRevision: true, desiredHash: true, pmtuTargets: true },
   });
-  const body = await desiredBody(db, host.name);
+  const body = await desiredBody(db, host.name, host.pmtuTargets as DesiredState["pmtuTargets"]);
   const hash = createHash("sha256").update(JSON.stringify(body)).digest("hex");
   if (hash === host.desiredHash) return { revision: host.desiredRevision, ...body };
   await db.host.updateMany({

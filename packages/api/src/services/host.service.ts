@@ -14,7 +14,13 @@ import {
   type Db,
   type HostSummaryRow,
 } from "@tide/db";
-import { HOST_STALE_AFTER_MS, type HostDetail, type HostSummary, type Series } from "../schemas/hosts.schema";
+import {
+  HOST_STALE_AFTER_MS,
+  type HostDetail,
+  type HostSummary,
+  type PmtuTargetSpec,
+  type Series,
+} from "../schemas/hosts.schema";
 
 /** Open and acknowledged findings count against a host's health; resolved ones do not. */
 const LIVE = { in: ["open", "acknowledged"] as ("open" | "acknowledged")[] };
@@ -43,7 +49,7 @@ function toSummary(h: HostSummaryRow, live: { severity: FindingSeverity }[], now
 export async function findHost(db: Db, ref: string) {
   const host = await db.host.findFirst({
     where: ref.startsWith("host_") ? { OR: [{ id: ref }, { name: ref }] } : { name: ref },
-    select: { ...hostSummarySelect, probes: true, dataPlane: true },
+    select: { ...hostSummarySelect, probes: true, dataPlane: true, pmtuTargets: true },
   });
   if (!host) throw new TideError("not_found", `Host ${ref} does not exist.`);
   return host;
@@ -75,6 +81,8 @@ export async function getHost(db: Db, ref: string, now = Date.now()): Promise<Ho
     ...toSummary(host, live, now),
     probes: host.probes as unknown[],
     dataPlane: host.dataPlane as unknown[],
+    pmtuTargets: host.pmtuTargets as PmtuTargetSpec[],
+    bccTools: obs?.bcc?.tools ?? [],
     latestSample:
       latest && obs
         ? {

@@ -1,5 +1,5 @@
 import type { LiveCpu } from "@tide/api";
-import type { DataPlaneState, PmtuPathResult, ProbeAvailability } from "@tide/contracts";
+import type { BccTool, PmtuPathResult, ProbeAvailability } from "@tide/contracts";
 import { UtcTime } from "~/components/time-ago";
 import styles from "../hosts.module.css";
 
@@ -88,51 +88,6 @@ export function PathTable({ paths }: { paths: PmtuPathResult[] }) {
   );
 }
 
-function counterList(counters: object | null): string {
-  if (!counters) return "—";
-  return Object.entries(counters)
-    .map(([k, v]) => `${k} ${typeof v === "number" ? v.toLocaleString("en-US") : String(v)}`)
-    .join(", ");
-}
-
-export function DataPlaneTable({ components }: { components: DataPlaneState[] }) {
-  if (components.length === 0) return <p className="body muted">No data plane components on this host.</p>;
-  return (
-    <table className="data" data-testid="dataplane-table">
-      <thead>
-        <tr>
-          <th>Component</th>
-          <th>Reachable</th>
-          <th>Version</th>
-          <th>Counters</th>
-        </tr>
-      </thead>
-      <tbody>
-        {components.map((d) => (
-          <tr key={`${d.component}-${d.socket}`} data-testid="dataplane-row">
-            <td>
-              {d.component} <span className="muted mono">{d.socket}</span>
-            </td>
-            <td>
-              {d.reachable ? (
-                <span className={styles.on}>yes</span>
-              ) : (
-                <span className={styles.off} title={d.error ?? undefined}>
-                  no{d.error ? `: ${d.error}` : ""}
-                </span>
-              )}
-            </td>
-            <td className="mono">{d.version ?? "—"}</td>
-            <td className="mono" style={{ whiteSpace: "normal" }}>
-              {counterList(d.directorCounters ?? d.redirectCounters)}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
-}
-
 export function ProbeTable({ probes }: { probes: ProbeAvailability[] }) {
   if (probes.length === 0) return <p className="body muted">The agent reported no probes (all off).</p>;
   return (
@@ -157,6 +112,33 @@ export function ProbeTable({ probes }: { probes: ProbeAvailability[] }) {
                   <span className="mono">{p.reason}</span> <span className="muted">{p.detail}</span>
                 </>
               )}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** bcc tools (optional extras next to tide-probes): running, or off and why. */
+export function BccTable({ tools }: { tools: BccTool[] }) {
+  if (tools.length === 0) return null;
+  return (
+    <table className="data" data-testid="bcc-table">
+      <thead>
+        <tr>
+          <th>bcc tool</th>
+          <th>State</th>
+          <th>Binary / why off</th>
+        </tr>
+      </thead>
+      <tbody>
+        {tools.map((t) => (
+          <tr key={t.tool} data-testid="bcc-row" data-tool={t.tool} data-state={t.state}>
+            <td className="mono">{t.tool}</td>
+            <td className={t.state === "on" ? styles.on : styles.off}>{t.state}</td>
+            <td style={{ whiteSpace: "normal" }}>
+              {t.reason && <span className="mono">{t.reason}</span>} <span className="muted">{t.detail}</span>
             </td>
           </tr>
         ))}

@@ -10,11 +10,17 @@ import { FindingCard } from "../../findings/finding-card";
 import findingStyles from "../../findings/findings.module.css";
 import { SeverityBadge } from "../../findings/severity-badge";
 import styles from "../hosts.module.css";
-import { CpuTable, DataPlaneTable, PathTable, ProbeTable } from "./host-sections";
+import { DataPlanePanels } from "./dataplane-panel";
+import { BccTable, CpuTable, PathTable, ProbeTable } from "./host-sections";
+import { LatencyPanels } from "./latency-panels";
+import { PmtuTargetsForm } from "./pmtu-targets-form";
 import { NamespacePanel } from "./namespace-panel";
 import { useHostLive } from "./use-host-live";
 
-/** One host: health, live counter charts per namespace, listeners, CPUs, paths, data plane, findings. */
+/**
+ * One host: health, live counter charts per namespace, listeners, connect() and NET_RX latency,
+ * the data plane with live packet rates, CPUs, paths, probes, findings.
+ */
 export function HostView({ hostId }: { hostId: string }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
@@ -24,6 +30,7 @@ export function HostView({ hostId }: { hostId: string }) {
   const onSamples = useCallback(() => {
     void queryClient.invalidateQueries({ queryKey: trpc.findings.list.queryKey() });
     void queryClient.invalidateQueries({ queryKey: trpc.hosts.get.queryKey({ hostId }) });
+    void queryClient.invalidateQueries({ queryKey: trpc.hosts.latency.queryKey() });
   }, [queryClient, trpc, hostId]);
   const live = useHostLive(hostId, onSamples);
 
@@ -88,6 +95,10 @@ export function HostView({ hostId }: { hostId: string }) {
         view.namespaces.map((ns) => <NamespacePanel key={ns.key} ns={ns} counters={view.counters} />)
       )}
 
+      <LatencyPanels hostId={h.id} />
+
+      {view && <DataPlanePanels view={view} />}
+
       {view && (
         <div className={styles.grid2}>
           <section className="panel" aria-labelledby="cpu-heading">
@@ -100,19 +111,15 @@ export function HostView({ hostId }: { hostId: string }) {
             <header>
               <h2 id="paths-heading">Path MTU</h2>
             </header>
+            <PmtuTargetsForm hostId={h.id} targets={h.pmtuTargets} />
             <PathTable paths={view.paths} />
-          </section>
-          <section className="panel" aria-labelledby="dataplane-heading">
-            <header>
-              <h2 id="dataplane-heading">Data plane</h2>
-            </header>
-            <DataPlaneTable components={view.dataPlane} />
           </section>
           <section className="panel" aria-labelledby="probes-heading">
             <header>
               <h2 id="probes-heading">Probes</h2>
             </header>
             <ProbeTable probes={view.probes} />
+            <BccTable tools={h.bccTools} />
           </section>
         </div>
       )}

@@ -1,0 +1,146 @@
+/**
+ * Desired director tables applied to a real tide-director (root; dataplane/build/tide-director on
+ * DPDK's null vdev, no NIC, no hugepages): two pools from two per-pool files as the console serves
+ * them -> one load_table -> the director reports each pool at the console's content hash; the same
+ * desired state again is a no-op; one pool changing reloads; a file that is not what the console
+ * said is refused before the director sees it, and the director keeps serving.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { buildTable, encodeGlbd, tableContentHash, type ProxyState } from "@tide/forwarding";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { directorLoadTable, directorState } from "./data-plane-state";
+import { applyDirectorTables, type ApplyTablesDeps } from "./director-tables";
+
+const REPO = path.resolve(import.meta.dirname, "../../../..");
+const DIRECTOR = path.join(REPO, "dataplane/build/tide-director");
+const key = (c: number) => Uint8Array.from({ length: 16 }, (_, i) => (i * 5 + c) & 0xff);
+
+let dir: string;
+let socket: string;
+let proc: ChildProcess | undefined;
+let log = "";
+const prefix = `tide-agent-tables-${process.pid}`;
+
+function pool(name: string, vip: string, states: ProxyState[]) {
+  const bytes = encodeGlbd([
+    buildTable({
+      hashKey: key(name.length),
+      seed: key(3),
+      binds: [{ address: vip, prefixBits: 32, proto: "tcp", portStart: 80, portEnd: 443 }],
+      backends: states.map((state, i) => ({ address: `10.9.${name.length}.${i + 1}`, state, healthy: true })),
+    }),
+  ]);
+  const contentHash = tableContentHash(bytes);
+  const file = path.join(dir, `served-${name}-${contentHash}.glbd`);
+  writeFileSync(file, bytes);
+  return {
+    file,
+    desired: {
+      poolId: `pool_${name}`,
+      poolName: name,
+      tableVersionId: `tv_${contentHash.slice(0, 8)}`,
+      contentHash,
+      downloadPath: `/api/v1/pools/pool_${name}/tables/x/glbd`,
+    },
+  };
+}
+
+let loads = 0;
+function deps(files: Map<string, string>): ApplyTablesDeps {
+  return {
+    download: async (t) => files.get(t.downloadPath + t.contentHash)!,
+    load: async (file, poolNames) => {
+      loads++;
+      const r = await directorLoadTable(socket, file, poolNames);
+      return { generation: r.generation, tableHashes: Object.fromEntries(r.pools.map((p) => [p.name, p.content_hash])) };
+    },
+    tableDir: path.join(dir, "tables"),
+  };
+}
+
+async function served(): Promise<Record<string, string>> {
+  const s = await directorState(socket);
+  expect(s.reachable, s.error ?? "").toBe(true);
+  return s.tableHashes;
+}
+
+beforeAll(async () => {
+  if (process.getuid?.() !== 0) throw new Error("this lab test needs root (DPDK EAL)");
+  if (!existsSync(DIRECTOR)) throw new Error(`${DIRECTOR} is missing: run make -C dataplane`);
+  dir = mkdtempSync(path.join(tmpdir(), "tide-agent-tables-"));
+  socket = path.join(dir, "director.sock");
+  const config = path.join(dir, "director.json");
+  writeFileSync(
+    config,
+    JSON.stringify({ control_socket: socket, gateway_mac: "02:00:00:00:00:01", source_ip: "192.0.2.1", idle_sleep_us: 1000 }),
+  );
+  proc = spawn(
+    DIRECTOR,
+    ["--no-huge", "-m", "256", "--no-pci", `--file-prefix=${prefix}`, "--no-telemetry", "-l", "0", "--vdev=net_null0", "--", "--config", config],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  proc.stdout!.on("data", (d: Buffer) => (log += d.toString()));
+  proc.stderr!.on("data", (d: Buffer) => (log += d.toString()));
+  const deadline = Date.now() + 30_000;
+  while (!existsSync(socket)) {
+    if (proc.exitCode !== null) throw new Error(`tide-director exited ${proc.exitCode}:\n${log}`);
+    if (Date.now() > deadline) throw new Error(`no control socket after 30 s:\n${log}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+});
+
+afterAll(async () => {
+  if (proc && proc.exitCode === null) {
+    const exited = new Promise((r) => proc!.once("exit", r));
+    proc.kill("SIGTERM");
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+    if (proc.exitCode === null) proc.kill("SIGKILL");
+  }
+  rmSync(`/var/run/dpdk/${prefix}`, { recursive: true, force: true });
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("director tables applied by the agent", () => {
+  it("loads two pools from per-pool files, skips what is in sync, reloads a change, refuses a bad file", async () => {
+    const web = pool("web", "192.0.2.80", ["active", "active", "active"]);
+    const api = pool("api-v2", "192.0.2.81", ["active", "draining"]);
+    const files = new Map([
+      [web.desired.downloadPath + web.desired.contentHash, web.file],
+      [api.desired.downloadPath + api.desired.contentHash, api.file],
+    ]);
+    expect(await served()).toEqual({});
+
+    const first = await applyDirectorTables([web.desired, api.desired], await served(), deps(files));
+    expect(first).toMatchObject({ kind: "loaded", poolNames: ["web", "api-v2"] });
+    expect(await served()).toEqual({ web: web.desired.contentHash, "api-v2": api.desired.contentHash });
+
+    const again = await applyDirectorTables([web.desired, api.desired], await served(), deps(files));
+    expect(again).toEqual({ kind: "in_sync" });
+    expect(loads).toBe(1);
+
+    // Drain a web proxy: only web's hash changes; both pools are loaded in one file.
+    const web2 = pool("web", "192.0.2.80", ["active", "draining", "active"]);
+    files.set(web2.desired.downloadPath + web2.desired.contentHash, web2.file);
+    const second = await applyDirectorTables([web2.desired, api.desired], await served(), deps(files));
+    expect(second.kind).toBe("loaded");
+    if (first.kind === "loaded" && second.kind === "loaded") expect(second.generation).toBe(first.generation + 1);
+    expect(await served()).toEqual({ web: web2.desired.contentHash, "api-v2": api.desired.contentHash });
+
+    // A file that is not what the console announced never reaches the director.
+    const bad = pool("web", "192.0.2.80", ["active", "active", "draining"]);
+    const tampered = Uint8Array.from(readFileSync(bad.file));
+    tampered[200] = tampered[200]! ^ 0x55;
+    writeFileSync(bad.file, tampered);
+    files.set(bad.desired.downloadPath + bad.desired.contentHash, bad.file);
+    await expect(applyDirectorTables([bad.desired, api.desired], await served(), deps(files))).rejects.toThrow(/sha256/);
+    expect(loads).toBe(2);
+    expect(await served()).toEqual({ web: web2.desired.contentHash, "api-v2": api.desired.contentHash });
+
+    // An empty desired set is reported, not applied: the director keeps forwarding.
+    expect(await applyDirectorTables([], await served(), deps(files))).toEqual({ kind: "nothing_desired" });
+    expect(Object.keys(await served())).toHaveLength(2);
+  });
+});
