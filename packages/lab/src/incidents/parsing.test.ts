@@ -1,8 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { parseSsListen } from "./namespace";
 import { parsePing, parseTracepath } from "./pmtu-blackhole";
+import { parseSoftnetStat } from "./softirq-stall";
 
 describe("incident output parsers", () => {
+  it("parses /proc/net/softnet_stat (hex columns; the CPU is column 13 on modern kernels)", () => {
+    const text =
+      "0001e240 0000000a 00000003 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000\n" +
+      "000003e8 00000000 000000ff 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000002 00000000\n";
+    expect(parseSoftnetStat(text)).toEqual([
+      { cpu: 0, processed: 123456, dropped: 10, timeSqueeze: 3 },
+      // An offline CPU 1 has no row: the row's own column says this is CPU 2.
+      { cpu: 2, processed: 1000, dropped: 0, timeSqueeze: 255 },
+    ]);
+  });
+
   it("parses ss -ltnH", () => {
     const text = "LISTEN 11     10      10.201.1.1:8081      0.0.0.0:*\nLISTEN 0 4096 [::1]:53 [::]:*\n";
     expect(parseSsListen(text)).toEqual([
