@@ -7,9 +7,11 @@ import {
   type DesiredState,
   type Observation,
 } from "@tide/contracts";
+import { BccTools } from "./bcc/bcc-tools";
 import type { AgentConfig } from "./config";
 import { ConsoleLink, redact, type ConsoleLinkOptions } from "./console/console-link";
 import { directorLoadTable, directorState, redirectState } from "./dataplane/data-plane-state";
+import { applyDirectorTables } from "./dataplane/director-tables";
 import { renderMetrics } from "./metrics/exposition";
 import { serveMetrics } from "./metrics/server";
 import { mergeTargets, PmtuProber, type PmtuTarget } from "./pmtu/prober";
@@ -30,10 +32,12 @@ export interface Tick {
  * and the lab test.
  */
 export class HostObserver {
-  readonly sampler = new HostSampler();
+  readonly sampler: HostSampler;
   readonly probes: ProbeLoader;
   /** Path MTU checks run in the background; each tick copies the latest results. */
   readonly pmtu: PmtuProber;
+  /** bcc tools, when installed and able to run; off with a reason otherwise. */
+  readonly bcc: BccTools;
   private readonly clock = new MonotonicClock();
   private readonly kernelRelease = release();
 
@@ -41,12 +45,15 @@ export class HostObserver {
     private readonly config: AgentConfig,
     log: (line: string) => void = () => undefined,
   ) {
+    this.sampler = new HostSampler({ nsdiagBinary: config.nsdiagBinary ?? null, log });
     this.probes = new ProbeLoader(config.probesBinary, config.sampleIntervalMs, log);
     this.pmtu = new PmtuProber({ intervalMs: config.pmtuIntervalMs, log });
+    this.bcc = new BccTools({ enabled: config.bcc, release: this.kernelRelease, log });
   }
 
   start(): Promise<void> {
     this.setPmtuTargets([]);
+    this.bcc.start();
     return this.probes.start();
   }
 
@@ -74,11 +81,13 @@ export class HostObserver {
       probeResults: this.probes.state.probeResults(openListenerKeys(sample)),
       paths: this.pmtu.results(),
     });
+    observation.bcc = this.bcc.results();
     return { observation, dataPlane, errors: sample.errors };
   }
 
   stop(): void {
     this.pmtu.stop();
+    this.bcc.stop();
     this.probes.stop();
     this.sampler.close();
   }
@@ -97,7 +106,7 @@ export class Agent {
   private latest: Tick | null = null;
   private running = false;
   private intervalMs: number;
-  private appliedTables = new Map<string, string>();
+  private tableApply: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly config: AgentConfig,
@@ -142,6 +151,7 @@ export class Agent {
             bufferedSamples: this.link?.buffer.size ?? 0,
             consoleConnected: this.link === null ? null : this.link.connected,
             sysctlAgesMs: this.observer.sampler.sysctlAges,
+            collector: this.observer.sampler.collectorState(),
           }),
         this.log,
       );
@@ -168,38 +178,42 @@ export class Agent {
     }
   }
 
-  /** Adopt the console's interval and, on a director, load the desired table if it changed. */
+  /** Adopt the console's interval and targets and, on a director, bring its tables to the desired ones. */
   private async applyDesired(desired: DesiredState, token: string): Promise<void> {
     this.intervalMs = desired.sampleIntervalMs;
     this.observer.setPmtuTargets(desired.pmtuTargets);
     const socket = this.config.directorSocket;
-    if (socket === null || !this.config.roles.includes("director") || this.link === null) return;
-    const tables = desired.directorTables;
-    if (tables.length === 0) return;
-    if (tables.length > 1) {
-      // load_table takes one GLBD file with every pool; merging per-pool files is not done yet.
-      this.log(
-        `desired ${desired.revision}: ${tables.length} pools; multi-pool table apply is not supported yet`,
-      );
-      return;
-    }
-    const t = tables[0]!;
-    if (this.appliedTables.get(t.poolName) === t.contentHash) return;
-    const current = this.latest?.dataPlane.find((d) => d.component === "director")?.tableHashes[t.poolName];
-    if (current === t.contentHash) {
-      this.appliedTables.set(t.poolName, t.contentHash);
-      return;
-    }
-    try {
-      const path = await this.link.downloadTable(t.downloadPath, t.contentHash, this.config.tableDir);
-      const result = await directorLoadTable(socket, path, [t.poolName]);
-      this.appliedTables.set(t.poolName, t.contentHash);
-      this.log(
-        `director serves ${t.poolName} ${t.contentHash.slice(0, 12)} (generation ${result.generation})`,
-      );
-    } catch (err) {
-      this.log(`table ${t.poolName}: ${redact(err instanceof Error ? err.message : String(err), token)}`);
-    }
+    const link = this.link;
+    if (socket === null || !this.config.roles.includes("director") || link === null) return;
+    // One apply at a time: a newer desired state waits for the load in progress, then re-checks.
+    this.tableApply = this.tableApply.then(async () => {
+      try {
+        const state = await directorState(socket);
+        if (!state.reachable) throw new Error(`director unreachable: ${state.error ?? "no reply"}`);
+        const outcome = await applyDirectorTables(desired.directorTables, state.tableHashes, {
+          download: (t) => link.downloadTable(t.downloadPath, t.contentHash, this.config.tableDir),
+          load: async (file, poolNames) => {
+            const r = await directorLoadTable(socket, file, poolNames);
+            return {
+              generation: r.generation,
+              tableHashes: Object.fromEntries(r.pools.map((p) => [p.name, p.content_hash])),
+            };
+          },
+          tableDir: this.config.tableDir,
+        });
+        if (outcome.kind === "loaded")
+          this.log(
+            `desired ${desired.revision}: director serves ${outcome.poolNames.join(", ")} (generation ${outcome.generation})`,
+          );
+        else if (outcome.kind === "nothing_desired" && Object.keys(state.tableHashes).length > 0)
+          this.log(`desired ${desired.revision}: no tables for this director; it keeps serving what it has`);
+      } catch (err) {
+        this.log(
+          `desired ${desired.revision}: tables not applied: ${redact(err instanceof Error ? err.message : String(err), token)}`,
+        );
+      }
+    });
+    await this.tableApply;
   }
 
   stop(): void {

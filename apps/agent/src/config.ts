@@ -25,6 +25,15 @@ export const AgentConfig = z
     directorSocket: z.string().min(1).nullable().default(null).describe("tide-director control socket"),
     redirectSocket: z.string().min(1).nullable().default(null).describe("tide-redirect control socket"),
     probesBinary: z.string().min(1).nullable().default(null).describe("tide-probes path; null = probes off"),
+    nsdiagBinary: z
+      .string()
+      .min(1)
+      .nullable()
+      .optional()
+      .describe(
+        "tide-nsdiag path (one process samples every namespace); null/absent or not executable = " +
+          "the fallback, one shell per namespace running ss every tick",
+      ),
     pmtuTargets: z
       .array(z.string().min(1))
       .default([])
@@ -33,6 +42,13 @@ export const AgentConfig = z
       .array(z.int().min(68).max(9000))
       .default(DEFAULT_PMTU_SIZES)
       .describe("ping -M do payload sizes for configured targets (a 56-byte probe is always sent too)"),
+    bcc: z
+      .boolean()
+      .default(true)
+      .describe(
+        "Run bcc's tcpconnlat and softirqs -d when installed and able to run (kernel headers, kprobes); " +
+          "reported on or off with the reason, never required",
+      ),
     pmtuIntervalMs: z
       .int()
       .min(5_000)
@@ -87,6 +103,7 @@ export function configFromEnv(e: AgentEnv): Record<string, unknown> {
     directorSocket: e.TIDE_DIRECTOR_SOCKET,
     redirectSocket: e.TIDE_REDIRECT_SOCKET,
     probesBinary: e.TIDE_PROBES_BINARY,
+    nsdiagBinary: e.TIDE_NSDIAG_BINARY,
     pmtuTargets: list(e.TIDE_PMTU_TARGETS),
     sampleIntervalMs: e.TIDE_SAMPLE_INTERVAL_MS,
     metricsListen: e.TIDE_METRICS_LISTEN,

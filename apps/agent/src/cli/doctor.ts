@@ -13,7 +13,7 @@ export async function runDoctor(
   seconds: number,
   progress: (line: string) => void,
 ): Promise<{ findings: Finding[]; observations: Observation[] }> {
-  const observer = new HostObserver({ ...config, sampleIntervalMs: DOCTOR_INTERVAL_MS });
+  const observer = new HostObserver({ ...config, sampleIntervalMs: DOCTOR_INTERVAL_MS, bcc: false });
   await observer.start();
   // Path MTU checks of the configured targets run once, alongside sampling (each under its timeouts).
   const targets = mergeTargets(config.pmtuTargets, config.pmtuSizes, []);

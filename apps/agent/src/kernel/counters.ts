@@ -11,34 +11,58 @@ const COUNTER_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 export function parseProcNetCounters(text: string, into: CounterSnapshot = {}): CounterSnapshot {
   const lines = text.split("\n").filter((l) => l.trim() !== "");
   for (let i = 0; i + 1 < lines.length; i += 2) {
-    const head = lines[i]!;
+    const head = headerKeys(lines[i]!);
     const values = lines[i + 1]!;
-    const hc = head.indexOf(":");
     const vc = values.indexOf(":");
-    if (hc < 0 || vc < 0) continue;
-    const group = head.slice(0, hc);
-    if (group !== values.slice(0, vc)) {
+    if (head === null || vc < 0) continue;
+    if (head.group !== values.slice(0, vc)) {
       // Out of step (a truncated read): resynchronise on the next line.
       i -= 1;
       continue;
     }
-    const names = head
-      .slice(hc + 1)
-      .trim()
-      .split(/\s+/);
     const nums = values
       .slice(vc + 1)
       .trim()
       .split(/\s+/);
-    names.forEach((field, j) => {
+    const keys = head.keys;
+    for (let j = 0; j < keys.length; j++) {
+      const key = keys[j];
       const raw = nums[j];
-      if (raw === undefined || !/^\d+$/.test(raw)) return;
-      const key = group + field;
-      if (!COUNTER_NAME.test(key)) return;
+      if (key === null || key === undefined || raw === undefined || !DIGITS.test(raw)) continue;
       into[key] = Number(raw);
-    });
+    }
   }
   return into;
+}
+
+const DIGITS = /^\d+$/;
+
+/**
+ * Header lines ("TcpExt: SyncookiesSent ...") never change and repeat in every namespace and tick:
+ * their group and checked keys (null = not a valid counter name) are kept, so each tick only splits
+ * value lines. Bounded: the kernel has a few dozen distinct header lines.
+ */
+const headerCache = new Map<string, { group: string; keys: (string | null)[] } | null>();
+const HEADER_CACHE_MAX = 256;
+
+function headerKeys(head: string): { group: string; keys: (string | null)[] } | null {
+  let h = headerCache.get(head);
+  if (h !== undefined) return h;
+  const hc = head.indexOf(":");
+  if (hc < 0) {
+    h = null;
+  } else {
+    const group = head.slice(0, hc);
+    const keys = head
+      .slice(hc + 1)
+      .trim()
+      .split(/\s+/)
+      .map((field) => (COUNTER_NAME.test(group + field) ? group + field : null));
+    h = { group, keys };
+  }
+  if (headerCache.size >= HEADER_CACHE_MAX) headerCache.clear();
+  headerCache.set(head, h);
+  return h;
 }
 
 /** Parse the TCP line of /proc/net/sockstat; null when it is missing. */

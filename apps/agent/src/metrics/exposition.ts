@@ -1,4 +1,5 @@
 import type { DataPlaneState, Observation } from "@tide/contracts";
+import type { CollectorState } from "../sampling/namespace-sampler";
 
 /** Counters exported per namespace: nstat name -> metric name (Prometheus conventions, _total). */
 export const NAMESPACE_COUNTERS: Record<string, string> = {
@@ -68,10 +69,38 @@ export function renderMetrics(
     consoleConnected: boolean | null;
     /** Age of each namespace's sysctls (they are re-read every 10 s, not every tick), by inode, ms. */
     sysctlAgesMs?: ReadonlyMap<number, number>;
+    /** How namespaces are sampled (tide-nsdiag, or the ss-per-namespace fallback and why). */
+    collector?: CollectorState;
   },
 ): string {
   const e = new Exposition();
   e.add("tide_agent_buffered_samples", "gauge", "Samples waiting for the console", {}, agent.bufferedSamples);
+  const c = agent.collector;
+  if (c !== undefined && c.path !== "undecided") {
+    e.add(
+      "tide_agent_namespace_collector",
+      "gauge",
+      "1 for the path sampling namespaces: nsdiag (one tide-nsdiag) or shell (ss per namespace, fallback)",
+      { path: c.path, reason: c.reason ?? "" },
+      1,
+    );
+    if (c.nsdiag !== null) {
+      e.add(
+        "tide_agent_nsdiag_up",
+        "gauge",
+        "1 while tide-nsdiag runs (0 while it is being restarted)",
+        { state: c.nsdiag.state },
+        c.nsdiag.state === "running" ? 1 : 0,
+      );
+      e.add(
+        "tide_agent_nsdiag_restarts_total",
+        "counter",
+        "Times tide-nsdiag died or hung and was restarted",
+        {},
+        c.nsdiag.restarts,
+      );
+    }
+  }
   if (agent.consoleConnected !== null)
     e.add(
       "tide_agent_console_connected",
@@ -193,6 +222,30 @@ export function renderMetrics(
         "1 when the BPF probe is attached",
         { probe: p.probe },
         p.state === "on" ? 1 : 0,
+      );
+    for (const t of obs.bcc?.tools ?? [])
+      e.add(
+        "tide_bcc_tool_up",
+        "gauge",
+        "1 when the bcc tool runs (off: see the reason label)",
+        { tool: t.tool, reason: t.reason ?? "" },
+        t.state === "on" ? 1 : 0,
+      );
+    for (const b of obs.bcc?.softirqTime ?? [])
+      e.add(
+        "tide_bcc_softirq_runs_total",
+        "counter",
+        "softirq runs seen by bcc softirqs -d",
+        { softirq: b.softirq },
+        b.durationUs.reduce((a, v) => a + v, 0),
+      );
+    for (const b of obs.bcc?.tcpConnectLatency ?? [])
+      e.add(
+        "tide_bcc_tcp_connects_total",
+        "counter",
+        "Active TCP connections timed by bcc tcpconnlat",
+        { pid: b.pid, comm: b.comm },
+        b.latencyUs.reduce((a, v) => a + v, 0),
       );
     const r = obs.probeResults;
     for (const o of r.listenOverflow)

@@ -1,4 +1,5 @@
-import { readFile, readlink } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { access, constants, readFile, readlink } from "node:fs/promises";
 import type { CpuObservation, NamespaceObservation, NamespaceSysctls } from "@tide/contracts";
 import { parseProcNetCounters, parseSockstat } from "../kernel/counters";
 import { listenPortCounts, MAX_LISTENERS, parseSsListeners } from "../kernel/listeners";
@@ -6,6 +7,7 @@ import { cpuObservations, parseSoftirqsNetRx, parseSoftnetStat } from "../kernel
 import { parseSysctlLines, parseSysctls, SYSCTL_PATHS } from "../kernel/sysctls";
 import { discoverNamespaces, parseNetnsLink, type DiscoveredNamespace } from "../namespaces/discovery";
 import { NamespaceHelper } from "../namespaces/helper-shell";
+import { NsdiagClient, type NsdiagNamespace, type NsdiagState } from "../namespaces/nsdiag-client";
 
 const SS_MARK = "__TIDE_SS__";
 
@@ -45,6 +47,25 @@ async function readText(path: string): Promise<string | null> {
   }
 }
 
+/**
+ * How namespaces are sampled: "nsdiag" = one tide-nsdiag process for all of them (inet_diag and
+ * kept /proc fds, no fork per tick); "shell" = one shell per namespace running ss every tick, used
+ * only when tide-nsdiag is not configured or not executable (reason says which).
+ */
+export interface CollectorState {
+  path: "nsdiag" | "shell" | "undecided";
+  reason: string | null;
+  nsdiag: NsdiagState | null;
+}
+
+function readTextSync(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+}
+
 export interface HostSample {
   namespaces: NamespaceObservation[];
   cpus: CpuObservation[];
@@ -53,9 +74,12 @@ export interface HostSample {
 }
 
 /**
- * Samples every network namespace of the host each tick. One helper shell per namespace lives as
- * long as the namespace; helpers of namespaces that disappeared are killed. Counter files are read
- * by the agent itself through /proc/<helper pid>/net/* (the helper is inside the namespace).
+ * Samples every network namespace of the host each tick. With tide-nsdiag (options.nsdiagBinary),
+ * one request per tick covers every namespace: listeners, sysctls and counter files all come back
+ * in one JSON line. Without it (fallback), one helper shell per namespace lives as long as the
+ * namespace and runs ss every tick; counter files are read by the agent itself through
+ * /proc/<helper pid>/net/* (the helper is inside the namespace). Either way, resources of
+ * namespaces that disappeared are released.
  */
 export class HostSampler {
   private readonly helpers = new Map<number, NamespaceHelper>();
@@ -71,13 +95,45 @@ export class HostSampler {
       netnsDir?: string;
       /** Sysctl cache lifetime, ms (default SYSCTL_REFRESH_MS; 0 = read them every tick). */
       sysctlRefreshMs?: number;
+      /** tide-nsdiag path; null/absent = the shell fallback. */
+      nsdiagBinary?: string | null;
+      log?: (line: string) => void;
     } = {},
   ) {}
 
-  /** Pids of the helper shells (excluded from discovery). */
+  private nsdiag: NsdiagClient | null = null;
+  private collector: CollectorState = { path: "undecided", reason: null, nsdiag: null };
+
+  /** Which path samples namespaces and, for tide-nsdiag, its process state. */
+  collectorState(): CollectorState {
+    return { ...this.collector, nsdiag: this.nsdiag?.state ?? null };
+  }
+
+  /** Pick tide-nsdiag when it is configured and executable (decided once, like tide-probes). */
+  private async chooseCollector(): Promise<void> {
+    if (this.collector.path !== "undecided") return;
+    const binary = this.options.nsdiagBinary ?? null;
+    if (binary === null) {
+      this.collector = { path: "shell", reason: "no nsdiagBinary configured", nsdiag: null };
+      return;
+    }
+    try {
+      await access(binary, constants.X_OK);
+    } catch {
+      this.collector = { path: "shell", reason: `${binary} not found or not executable`, nsdiag: null };
+      this.options.log?.(`tide-nsdiag ${binary} not found or not executable: sampling with ss per namespace`);
+      return;
+    }
+    this.nsdiag = new NsdiagClient(binary, this.options.log);
+    this.collector = { path: "nsdiag", reason: null, nsdiag: null };
+  }
+
+  /** Pids of the helper shells and tide-nsdiag (excluded from discovery). */
   helperPids(): Set<number> {
     const pids = new Set<number>();
     for (const h of this.helpers.values()) if (h.pid !== null) pids.add(h.pid);
+    const nsdiagPid = this.nsdiag?.pid ?? null;
+    if (nsdiagPid !== null) pids.add(nsdiagPid);
     return pids;
   }
 
@@ -90,6 +146,7 @@ export class HostSampler {
     if (this.ownInode === null) {
       this.ownInode = parseNetnsLink(await readlink(`${procDir}/self/ns/net`).catch(() => "")) ?? -1;
     }
+    await this.chooseCollector();
     const found = await discoverNamespaces({ ...this.options, excludePids: this.helperPids() });
     const alive = new Set(found.map((n) => n.inode));
     for (const [inode, helper] of this.helpers) {
@@ -103,30 +160,92 @@ export class HostSampler {
     for (const inode of this.retryAt.keys()) if (!alive.has(inode)) this.retryAt.delete(inode);
     const errors: HostSample["errors"] = [];
     const now = Date.now();
-    const results = await Promise.all(
-      found
-        .filter((ns) => (this.retryAt.get(ns.inode) ?? 0) <= now)
-        .map((ns) =>
-          this.sampleNamespace(ns).then(
-            (r) => {
-              this.retryAt.delete(ns.inode);
-              return r;
-            },
-            (err: unknown) => {
-              errors.push({ inode: ns.inode, error: err instanceof Error ? err.message : String(err) });
-              this.retryAt.set(ns.inode, Date.now() + HELPER_RETRY_MS);
-              return null;
-            },
-          ),
-        ),
-    );
+    const results =
+      this.nsdiag !== null
+        ? await this.sampleWithNsdiag(this.nsdiag, found, errors)
+        : await Promise.all(
+            found
+              .filter((ns) => (this.retryAt.get(ns.inode) ?? 0) <= now)
+              .map((ns) =>
+                this.sampleNamespace(ns).then(
+                  (r) => {
+                    this.retryAt.delete(ns.inode);
+                    return r;
+                  },
+                  (err: unknown) => {
+                    errors.push({ inode: ns.inode, error: err instanceof Error ? err.message : String(err) });
+                    this.retryAt.set(ns.inode, Date.now() + HELPER_RETRY_MS);
+                    return null;
+                  },
+                ),
+              ),
+          );
     const namespaces = results.filter((r): r is NamespaceObservation => r !== null);
-    const [softnet, softirqs] = await Promise.all([
-      readText(`${procDir}/net/softnet_stat`),
-      readText(`${procDir}/softirqs`),
-    ]);
+    // Two small /proc files: inline reads cost less CPU than two threadpool round trips each.
+    const softnet = readTextSync(`${procDir}/net/softnet_stat`);
+    const softirqs = readTextSync(`${procDir}/softirqs`);
     const cpus = cpuObservations(parseSoftnetStat(softnet ?? ""), parseSoftirqsNetRx(softirqs ?? ""));
     return { namespaces, cpus, errors };
+  }
+
+  /** Every namespace in one tide-nsdiag request; a failed request is an error for each namespace. */
+  private async sampleWithNsdiag(
+    client: NsdiagClient,
+    found: readonly DiscoveredNamespace[],
+    errors: HostSample["errors"],
+  ): Promise<(NamespaceObservation | null)[]> {
+    const now = Date.now();
+    const refreshMs = this.options.sysctlRefreshMs ?? SYSCTL_REFRESH_MS;
+    const isFresh = (inode: number): boolean => {
+      const c = this.sysctlCache.get(inode);
+      return c !== undefined && now - c.readAt < refreshMs && now >= c.readAt;
+    };
+    // Sysctls cost a pread each: when one namespace needs them, read them everywhere.
+    const readSysctls = found.some((ns) => !isFresh(ns.inode));
+    let replies: NsdiagNamespace[];
+    try {
+      replies = await client.request(
+        found.map((ns) => ({ inode: ns.inode, path: ns.inode === this.ownInode ? null : ns.path })),
+        readSysctls,
+      );
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      for (const ns of found) errors.push({ inode: ns.inode, error });
+      return [];
+    }
+    const byInode = new Map(replies.map((r) => [r.inode, r]));
+    return found.map((ns) => {
+      const r = byInode.get(ns.inode);
+      if (r === undefined || r.state !== "ok") {
+        errors.push({ inode: ns.inode, error: r === undefined ? "missing in tide-nsdiag reply" : r.error });
+        return null;
+      }
+      let values: NamespaceSysctls;
+      const cached = this.sysctlCache.get(ns.inode);
+      if (r.sysctls !== null) {
+        values = parseSysctls(r.sysctls);
+        this.sysctlCache.set(ns.inode, { sysctls: values, readAt: now });
+        this.sysctlAges.set(ns.inode, 0);
+      } else if (cached !== undefined) {
+        values = cached.sysctls;
+        this.sysctlAges.set(ns.inode, now - cached.readAt);
+      } else {
+        values = parseSysctls(new Map());
+      }
+      const counters = parseProcNetCounters(r.netstat ?? "");
+      parseProcNetCounters(r.snmp ?? "", counters);
+      return {
+        netns: { inode: ns.inode, name: ns.name, root: ns.root },
+        pids: ns.pids,
+        counters,
+        sockstat: parseSockstat(r.sockstat ?? ""),
+        sysctls: values,
+        listeners: r.listeners
+          .slice(0, MAX_LISTENERS)
+          .map(([address, port, recvQ, sendQ]) => ({ address, port, recvQ, sendQ, requestedBacklog: null })),
+        listenPorts: r.ports.map(([port, sockets]) => ({ port, sockets })),
+      };
+    });
   }
 
   private helperFor(ns: DiscoveredNamespace): NamespaceHelper {
@@ -198,9 +317,12 @@ export class HostSampler {
     this.sysctlCache.clear();
   }
 
-  /** Kill every helper. */
+  /** Kill every helper and tide-nsdiag. */
   close(): void {
     for (const h of this.helpers.values()) h.stop();
     this.helpers.clear();
+    this.nsdiag?.stop();
+    this.nsdiag = null;
+    this.collector = { path: "undecided", reason: null, nsdiag: null }; // a later sample() starts again
   }
 }

@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { sample } from "../../../../packages/diagnostics/src/__fixtures__/observations";
+import { renderMetrics } from "./exposition";
+
+describe("/metrics: bcc tools", () => {
+  it("exposes each tool's state with its reason, and counts from its histograms", () => {
+    const obs = sample(5);
+    obs.bcc = {
+      tools: [
+        { tool: "tcpconnlat", state: "off", reason: "kprobes_unavailable", detail: "no kprobe_events" },
+        { tool: "softirqs", state: "on", reason: null, detail: "/usr/sbin/softirqs-bpfcc" },
+      ],
+      tcpConnectLatency: [{ pid: 77, comm: "curl", latencyUs: [0, 0, 3, 4] }],
+      softirqTime: [{ softirq: "net_rx", durationUs: [1, 2, 3] }],
+    };
+    const text = renderMetrics(obs, [], { bufferedSamples: 0, consoleConnected: null });
+    expect(text).toContain('tide_bcc_tool_up{tool="tcpconnlat",reason="kprobes_unavailable"} 0');
+    expect(text).toContain('tide_bcc_tool_up{tool="softirqs",reason=""} 1');
+    expect(text).toContain('tide_bcc_softirq_runs_total{softirq="net_rx"} 6');
+    expect(text).toContain('tide_bcc_tcp_connects_total{pid="77",comm="curl"} 7');
+    expect(text.match(/^# TYPE tide_bcc_tool_up gauge$/gm)).toHaveLength(1);
+  });
+
+  it("has no bcc series for samples without bcc (older agents' shape)", () => {
+    expect(renderMetrics(sample(5), [], { bufferedSamples: 0, consoleConnected: null })).not.toContain(
+      "tide_bcc_",
+    );
+  });
+});
