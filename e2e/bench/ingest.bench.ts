@@ -14,8 +14,18 @@
  *     console outage), so diagnostics evaluates a full window from the first measured batch;
  *   - the measured phase runs in real time (no compression) for DURATION_S seconds (default 60).
  *
+ * Findings are evaluated off the request path (packages/api/src/services/finding-evaluator.ts), so
+ * the bench also measures evaluation lag from the database, every LAG_POLL_MS during the measured
+ * phase, for each host with an open finding (every 4th host overflows): "backlog" = the host's
+ * newest stored sample minus its findings' last_seen_at (the newest sample the last finished
+ * evaluation saw: seconds of accepted samples not evaluated yet), and "age" = now minus that
+ * last_seen_at (sample taken -> evaluated, including the agent's send and ingest). After the
+ * agents stop, "drain" is how long until every such host is evaluated up to its newest sample.
+ *
  * Prints figures only; no assertions on time. Run: npm run -w @tide/e2e bench
- * Env: TIDE_BENCH_INGEST_AGENTS, TIDE_BENCH_INGEST_SECONDS, TIDE_BENCH_INGEST_SKIP=1 (skip).
+ * Env: TIDE_BENCH_INGEST_AGENTS, TIDE_BENCH_INGEST_SECONDS, TIDE_BENCH_INGEST_SKIP=1 (skip),
+ * TIDE_BENCH_CONSOLE_DIR (a built copy of apps/console to run instead, e.g. to measure a change
+ * without rebuilding the apps/console/.next that other runs may be serving).
  */
 import {
   OBSERVATION_BATCH_MAX,
@@ -38,6 +48,8 @@ const DURATION_S = Number(process.env.TIDE_BENCH_INGEST_SECONDS ?? 60);
 const HISTORY_S = 120;
 const RETENTION_MIN = 60; // TIDE_OBSERVATION_RETENTION_MINUTES default
 const REQUEST_TIMEOUT_MS = 10_000; // as console-link.ts
+const LAG_POLL_MS = 2_000;
+const BENCH_CONSOLE_DIR = process.env.TIDE_BENCH_CONSOLE_DIR ?? CONSOLE_DIR;
 
 // ---------------------------------------------------------------------------------------------------
 // Stack: like support/stack.ts, but keeps the database URL (the bench measures the database).
@@ -53,7 +65,7 @@ interface IngestStack {
 
 async function startIngestStack(): Promise<IngestStack> {
   refuseRemoteDatabase();
-  ensureConsoleBuild(console.log);
+  if (BENCH_CONSOLE_DIR === CONSOLE_DIR) ensureConsoleBuild(console.log);
   let cluster: TempCluster | undefined;
   let server: ChildProcess | undefined;
   let dataDir: string | undefined;
@@ -97,7 +109,7 @@ async function startIngestStack(): Promise<IngestStack> {
       path.join(REPO_ROOT, "node_modules/.bin/next"),
       ["start", "-p", String(port), "-H", "127.0.0.1"],
       {
-        cwd: CONSOLE_DIR,
+        cwd: BENCH_CONSOLE_DIR,
         env: {
           ...process.env,
           NODE_ENV: "production",
@@ -424,6 +436,19 @@ async function dbFigures(client: pg.Client) {
   return { db: Number(row.db), tbl: Number(row.tbl), rows: Number(row.rows) };
 }
 
+/** Per host with open findings: evaluation backlog and age, ms (see the header). */
+async function evaluationLag(client: pg.Client): Promise<{ backlog: number[]; age: number[] }> {
+  const r = await client.query<{ backlog_ms: number; age_ms: number }>(
+    `SELECT (extract(epoch FROM s.newest - f.seen) * 1000)::float8 AS backlog_ms,
+            (extract(epoch FROM clock_timestamp() - f.seen) * 1000)::float8 AS age_ms
+       FROM (SELECT host_id, max(last_seen_at) AT TIME ZONE 'UTC' AS seen
+               FROM findings WHERE status <> 'resolved' GROUP BY host_id) f
+      CROSS JOIN LATERAL (SELECT max(sampled_at) AS newest FROM observation_samples o
+                           WHERE o.host_id = f.host_id) s`,
+  );
+  return { backlog: r.rows.map((x) => x.backlog_ms), age: r.rows.map((x) => x.age_ms) };
+}
+
 async function pool<T>(items: T[], width: number, fn: (x: T) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(
@@ -491,6 +516,16 @@ async function main() {
     // Measured phase: each agent samples every intervalMs, phases spread over the first interval.
     const t0 = performance.now();
     const end = Date.now() + DURATION_S * 1000;
+    const lag = { backlog: [] as number[], age: [] as number[], polls: 0 };
+    const lagPoller = (async () => {
+      while (Date.now() < end) {
+        await new Promise((r) => setTimeout(r, LAG_POLL_MS));
+        const l = await evaluationLag(client);
+        lag.backlog.push(...l.backlog);
+        lag.age.push(...l.age);
+        lag.polls++;
+      }
+    })();
     await Promise.all(
       agents.map(async (a) => {
         await new Promise((r) => setTimeout(r, Math.random() * a.intervalMs));
@@ -504,6 +539,18 @@ async function main() {
     const offeredS = (performance.now() - t0) / 1000;
     await Promise.all(agents.map((a) => a.drain()));
     const wallS = (performance.now() - t0) / 1000;
+    await lagPoller;
+    // Drain: until every host with open findings is evaluated up to its newest sample (max 120 s).
+    const drain0 = performance.now();
+    let drainS = NaN;
+    while (performance.now() - drain0 < 120_000) {
+      const l = await evaluationLag(client);
+      if (l.backlog.every((b) => b <= 0)) {
+        drainS = (performance.now() - drain0) / 1000;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
     const after = await dbFigures(client);
     const findings = await client.query<{ status: string; n: string }>(
       "SELECT status::text, count(*)::text AS n FROM findings GROUP BY status ORDER BY status",
@@ -538,6 +585,12 @@ async function main() {
       if (unique.length > 0) console.log(`  console log (first distinct error lines):`);
       for (const l of unique) console.log(`    ${l}`);
     }
+    const backlog = [...lag.backlog].sort((a, b) => a - b);
+    const age = [...lag.age].sort((a, b) => a - b);
+    const s1 = (ms: number) => (ms / 1000).toFixed(1);
+    console.log(
+      `  evaluation lag (${lag.polls} polls x hosts with open findings, ${backlog.length} readings): backlog p50 ${s1(pct(backlog, 0.5))} s, p95 ${s1(pct(backlog, 0.95))} s, max ${s1(backlog.at(-1) ?? NaN)} s; age (sample -> evaluated) p50 ${s1(pct(age, 0.5))} s, p95 ${s1(pct(age, 0.95))} s, max ${s1(age.at(-1) ?? NaN)} s; drain after the agents stopped ${Number.isNaN(drainS) ? "> 120" : drainS.toFixed(1)} s`,
+    );
     console.log(`  findings: ${findings.rows.map((r) => `${r.status} ${r.n}`).join(", ") || "none"}`);
     console.log(
       `  observation_samples: ${before.rows} -> ${after.rows} rows (+${dRows}); table+indexes ${mb(before.tbl)} -> ${mb(after.tbl)} (+${mb(dTbl)}, ${perRow.toFixed(0)} B/sample)`,

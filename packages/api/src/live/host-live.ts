@@ -181,31 +181,173 @@ export async function hostLiveUpdate(db: Db, ref: string, after: string | null):
   };
 }
 
+/** What a notification on OBSERVATIONS_CHANNEL says changed for the host. */
+export type HostChange = "samples" | "findings";
+
+type Subscriber = (change: HostChange) => void;
+
+/** Reconnect delays of the shared LISTEN connection after it failed, ms (the last one repeats). */
+const RECONNECT_MS = [250, 1000, 2000, 5000];
+
 /**
- * LISTEN for new samples of one host on a dedicated connection (not the Prisma pool: a LISTEN holds
- * its connection for as long as the page is open). Returns the function that UNLISTENs and closes.
+ * One LISTEN connection per console process, shared by every open host page (not the Prisma pool:
+ * a LISTEN holds its connection). Connected on the first subscriber, closed with the last. If it
+ * fails it reconnects with backoff and then tells every subscriber that both samples and findings
+ * may have changed (notifications sent while it was down are lost), so pages re-read and catch up.
+ *
+ * Payloads: `<hostId>` after ingest stored samples, `<hostId> findings` after an evaluation
+ * changed findings (services/finding-evaluator.ts).
+ */
+class SharedListener {
+  private readonly subscribers = new Map<string, Set<Subscriber>>();
+  private client: pg.Client | null = null;
+  private connecting: Promise<void> | null = null;
+  private failures = 0;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly url: () => string) {}
+
+  async subscribe(hostId: string, fn: Subscriber): Promise<() => void> {
+    let set = this.subscribers.get(hostId);
+    if (!set) {
+      set = new Set();
+      this.subscribers.set(hostId, set);
+    }
+    set.add(fn);
+    const unsubscribe = () => {
+      const s = this.subscribers.get(hostId);
+      if (!s?.delete(fn)) return;
+      if (s.size === 0) this.subscribers.delete(hostId);
+      if (this.subscribers.size === 0) this.close();
+    };
+    try {
+      await this.ensure();
+    } catch (e) {
+      unsubscribe();
+      throw e;
+    }
+    return unsubscribe;
+  }
+
+  /** Subscribed hosts and pages (tests, diagnostics). */
+  size(): { hosts: number; subscribers: number; connected: boolean } {
+    let subscribers = 0;
+    for (const s of this.subscribers.values()) subscribers += s.size;
+    return { hosts: this.subscribers.size, subscribers, connected: this.client !== null };
+  }
+
+  private ensure(): Promise<void> {
+    if (this.client) return Promise.resolve();
+    this.connecting ??= this.connect().finally(() => {
+      this.connecting = null;
+    });
+    return this.connecting;
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.url() });
+    client.on("notification", (n) => {
+      if (n.channel !== OBSERVATIONS_CHANNEL || !n.payload) return;
+      const [hostId, what] = n.payload.split(" ");
+      this.emit(hostId!, what === "findings" ? "findings" : "samples");
+    });
+    client.on("error", (e) => this.lost(client, e));
+    client.on("end", () => this.lost(client, new Error("connection ended")));
+    await client.connect();
+    try {
+      await client.query(`LISTEN ${OBSERVATIONS_CHANNEL}`);
+    } catch (e) {
+      await client.end().catch(() => undefined);
+      throw e;
+    }
+    if (this.subscribers.size === 0) {
+      await client.end().catch(() => undefined); // everyone left while we connected
+      return;
+    }
+    this.client = client;
+  }
+
+  private emit(hostId: string, change: HostChange): void {
+    for (const fn of this.subscribers.get(hostId) ?? []) {
+      try {
+        fn(change);
+      } catch (e) {
+        console.error(`live host ${hostId}: subscriber failed`, e);
+      }
+    }
+  }
+
+  private lost(client: pg.Client, e: Error): void {
+    if (this.client !== client) return; // closed on purpose, or an older connection
+    this.client = null;
+    client.removeAllListeners("end");
+    void client.end().catch(() => undefined);
+    console.error("live hosts: LISTEN connection lost; reconnecting", e);
+    this.reconnect();
+  }
+
+  private reconnect(): void {
+    if (this.timer || this.subscribers.size === 0) return;
+    const delay = RECONNECT_MS[Math.min(this.failures, RECONNECT_MS.length - 1)]!;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      if (this.subscribers.size === 0) return;
+      this.ensure().then(
+        () => {
+          this.failures = 0;
+          // Whatever was notified while we were away is lost: everyone re-reads.
+          for (const hostId of [...this.subscribers.keys()]) this.emit(hostId, "findings");
+        },
+        (err: unknown) => {
+          this.failures++;
+          console.error("live hosts: LISTEN reconnect failed", err);
+          this.reconnect();
+        },
+      );
+    }, delay);
+    this.timer.unref();
+  }
+
+  private close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.failures = 0;
+    const client = this.client;
+    this.client = null;
+    if (client) void client.end().catch(() => undefined);
+  }
+}
+
+let shared: SharedListener | undefined;
+
+function sharedListener(): SharedListener {
+  shared ??= new SharedListener(() => apiEnv().DATABASE_URL);
+  return shared;
+}
+
+/**
+ * Subscribe to notifications about one host over the process's shared LISTEN connection.
+ * `onChange("samples")` after ingest stored samples, `onChange("findings")` after findings changed
+ * (and after a reconnect, when anything may have). Rejects if the connection cannot be made now;
+ * later failures reconnect by themselves. Returns the function that unsubscribes.
  */
 export async function listenForHostSamples(
   hostId: string,
-  onSamples: () => void,
-  onError: (e: Error) => void,
-): Promise<() => Promise<void>> {
-  const client = new pg.Client({ connectionString: apiEnv().DATABASE_URL });
-  client.on("notification", (n) => {
-    if (n.channel === OBSERVATIONS_CHANNEL && n.payload === hostId) onSamples();
-  });
-  client.on("error", onError);
-  await client.connect();
-  await client.query(`LISTEN ${OBSERVATIONS_CHANNEL}`);
-  let closed = false;
-  return async () => {
-    if (closed) return;
-    closed = true;
-    try {
-      await client.query(`UNLISTEN ${OBSERVATIONS_CHANNEL}`);
-    } catch {
-      // the connection is already gone
-    }
-    await client.end().catch(() => undefined);
+  onChange: (change: HostChange) => void,
+): Promise<() => void> {
+  return sharedListener().subscribe(hostId, onChange);
+}
+
+/** Subscribers of the shared LISTEN connection. */
+export function liveListenerSize() {
+  return sharedListener().size();
+}
+
+/** A listener on another database (tests). */
+export function createHostListener(databaseUrl: string) {
+  const l = new SharedListener(() => databaseUrl);
+  return {
+    subscribe: (hostId: string, onChange: (change: HostChange) => void) => l.subscribe(hostId, onChange),
+    size: () => l.size(),
   };
 }

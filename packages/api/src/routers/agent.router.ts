@@ -31,7 +31,8 @@ export const agentRouter = router({
         method: "POST",
         path: "/agent/observations",
         tags: ["agent"],
-        summary: "Send a batch of observations (duplicates by time are ignored); findings are re-evaluated",
+        summary:
+          "Send a batch of observations (duplicates by time are ignored); findings are re-evaluated in the background",
       },
     })
     .input(AgentObservationsIn)

@@ -3,7 +3,7 @@ import { findingSelect, type Db, type FindingRow, type Prisma } from "@tide/db";
 import { actorRef, type Actor } from "../auth/actor";
 import type { FindingDetail, FindingRecord } from "../schemas/findings.schema";
 import { recordAudit } from "./audit.service";
-import { rowToFinding } from "./ingest.service";
+import { rowToFinding } from "./finding-evaluator";
 import { findHost } from "./host.service";
 
 function toRecord(r: FindingRow): FindingRecord {

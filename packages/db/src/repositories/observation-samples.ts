@@ -70,3 +70,79 @@ export async function latestSample(tx: Tx, hostId: string) {
 export async function countSamples(tx: Tx, hostId: string): Promise<number> {
   return tx.observationSample.count({ where: { hostId } });
 }
+
+/** What the agent's batch says about its host (written with the samples). */
+export interface HostSeen {
+  dataPlane: Prisma.InputJsonValue;
+  agentVersion: string;
+  kernelRelease: string | null;
+}
+
+/**
+ * Store one agent batch in a single statement (one round trip, atomic without an interactive
+ * transaction, so ingest never waits for a transaction slot): insert the samples at or after the
+ * retention horizon (duplicates by time skipped), delete the host's samples before it, and mark the
+ * host seen. The horizon is `retentionMs` before the newer of the host's newest stored sample and
+ * the batch's newest sample (agent clock), as ingest.service.ts documents. All parts of the
+ * statement see one snapshot, so the DELETE never sees (or removes) the rows the INSERT adds.
+ */
+export async function storeBatch(
+  tx: Tx,
+  hostId: string,
+  samples: readonly SampleInsert[],
+  retentionMs: number,
+  seen: HostSeen,
+): Promise<{ accepted: number; pruned: number }> {
+  const rows = JSON.stringify(
+    samples.map((s) => ({ id: s.id, sampled_at: s.sampledAt.toISOString(), payload: s.payload })),
+  );
+  const batchNewest = samples.reduce((m, s) => Math.max(m, s.sampledAt.getTime()), 0);
+  const [r] = await tx.$queryRaw<{ accepted: number; pruned: number }[]>`
+    WITH horizon AS (
+      SELECT greatest(
+               (SELECT max(sampled_at) FROM observation_samples WHERE host_id = ${hostId}),
+               ${new Date(batchNewest).toISOString()}::timestamptz
+             ) - make_interval(secs => ${retentionMs / 1000}::float8) AS at
+    ), ins AS (
+      INSERT INTO observation_samples (id, host_id, sampled_at, payload)
+      SELECT x.id, ${hostId}, x.sampled_at, x.payload
+        FROM jsonb_to_recordset(${rows}::jsonb) AS x(id text, sampled_at timestamptz, payload jsonb), horizon
+       WHERE x.sampled_at >= horizon.at
+      ON CONFLICT DO NOTHING
+      RETURNING 1
+    ), del AS (
+      DELETE FROM observation_samples
+       WHERE host_id = ${hostId} AND sampled_at < (SELECT at FROM horizon)
+      RETURNING 1
+    ), upd AS (
+      UPDATE hosts
+         SET last_seen_at = now() AT TIME ZONE 'UTC',
+             data_plane = ${JSON.stringify(seen.dataPlane)}::jsonb,
+             agent_version = ${seen.agentVersion},
+             kernel_release = ${seen.kernelRelease}
+       WHERE id = ${hostId}
+      RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM ins)::int AS accepted,
+           (SELECT count(*) FROM del)::int AS pruned,
+           (SELECT count(*) FROM upd)::int AS hosts`;
+  return { accepted: r?.accepted ?? 0, pruned: r?.pruned ?? 0 };
+}
+
+/**
+ * The host's samples of the last `seconds` before its newest one, oldest first, in one query (the
+ * newest is found by the same index walk). Empty when the host has none.
+ */
+export async function evaluationWindow(
+  tx: Tx,
+  hostId: string,
+  seconds: number,
+): Promise<{ sampledAt: Date; payload: Prisma.JsonValue }[]> {
+  const rows = await tx.$queryRaw<{ sampled_at: Date; payload: Prisma.JsonValue }[]>`
+    SELECT sampled_at, payload FROM observation_samples
+     WHERE host_id = ${hostId}
+       AND sampled_at >= (SELECT max(sampled_at) FROM observation_samples WHERE host_id = ${hostId})
+                         - make_interval(secs => ${seconds}::float8)
+     ORDER BY sampled_at`;
+  return rows.map((r) => ({ sampledAt: new Date(r.sampled_at), payload: r.payload }));
+}

@@ -3,9 +3,11 @@ import { getDb, hostLiveUpdate, listenForHostSamples, resolveActor, tideErrorRes
 /**
  * GET /api/live/hosts/{hostId}: Server-Sent Events for the host page. Authenticated like every page
  * (session cookie, read scope). Sends `update` with the last five minutes on connect, then one
- * `update` with only the new samples each time ingest NOTIFYs tide_observations for this host, and
- * a `heartbeat` every 15 s (proxies and the browser keep the connection open). The LISTEN
- * connection is closed when the browser goes away.
+ * `update` with only the new samples each time ingest NOTIFYs tide_observations for this host, one
+ * more `update` (possibly without new points) when the findings evaluator says the host's findings
+ * changed (the page refetches findings on every update), and a `heartbeat` every 15 s (proxies and
+ * the browser keep the connection open). Notifications come over the process's one shared LISTEN
+ * connection (live/host-live.ts); the subscription ends when the browser goes away.
  */
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -39,9 +41,12 @@ export async function GET(req: Request, { params }: { params: Promise<{ hostId: 
         if (open) controller.enqueue(encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`));
       };
       // One read at a time; notifications that arrive during a read are folded into one more read.
+      // `force`: findings changed, so send an update even without new samples.
       let busy = false;
       let again = false;
-      const pull = async () => {
+      let forced = false;
+      const pull = async (force = false) => {
+        forced ||= force;
         if (busy) {
           again = true;
           return;
@@ -50,9 +55,11 @@ export async function GET(req: Request, { params }: { params: Promise<{ hostId: 
         try {
           do {
             again = false;
+            const sendAnyway = forced;
+            forced = false;
             const update = await hostLiveUpdate(db, host, lastAt);
             if (!open) return;
-            if (update.sampledAt !== lastAt) {
+            if (update.sampledAt !== lastAt || sendAnyway) {
               lastAt = update.sampledAt;
               send("update", update);
             }
@@ -64,13 +71,13 @@ export async function GET(req: Request, { params }: { params: Promise<{ hostId: 
         }
       };
 
-      let unlisten: (() => Promise<void>) | null = null;
+      let unlisten: (() => void) | null = null;
       const heartbeat = setInterval(() => send("heartbeat", { at: new Date().toISOString() }), HEARTBEAT_MS);
       close = () => {
         if (!open) return;
         open = false;
         clearInterval(heartbeat);
-        void unlisten?.();
+        unlisten?.();
         try {
           controller.close();
         } catch {
@@ -81,15 +88,8 @@ export async function GET(req: Request, { params }: { params: Promise<{ hostId: 
 
       send("update", first);
       try {
-        unlisten = await listenForHostSamples(
-          host,
-          () => void pull(),
-          (e) => {
-            console.error(`live host ${host}: LISTEN connection failed`, e);
-            close();
-          },
-        );
-        if (!open) await unlisten();
+        unlisten = await listenForHostSamples(host, (change) => void pull(change === "findings"));
+        if (!open) unlisten();
       } catch (e) {
         console.error(`live host ${host}: could not LISTEN`, e);
         close();
