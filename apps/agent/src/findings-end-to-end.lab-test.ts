@@ -1,212 +1,158 @@
 /**
  * Kernel health end to end (root): a real accept queue overflow in network namespaces (packages/lab
- * incident 1) -> the real agent, in-process, samples it -> the real console (`next start` of the
- * production build, like console-link.integration-test.ts) on a throwaway PostgreSQL stores the
- * samples and opens an accept_queue_overflow finding for this host, the incident's server namespace
- * and port -> remedy() -> the 1-minute window goes quiet and the console resolves the finding.
+ * incident 1) -> the real agent, in-process, with tide-probes, samples it -> the real console
+ * (`next start` of the production build) on a throwaway PostgreSQL stores the samples and opens an
+ * accept_queue_overflow finding for this host, the incident's server namespace and port -> remedy()
+ * -> the 1-minute window goes quiet and the console resolves the finding. The other incidents are in
+ * incidents-end-to-end.lab-test.ts; the harness is testing/end-to-end-harness.ts.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { createDb, type Db } from "@tide/db";
+import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { migrate } from "../../../packages/devstack/src/migrations";
+import { listNamespaces } from "../../../packages/lab/src/host-command";
 import {
-  freePort,
-  startTempCluster,
-  type TempCluster,
-} from "../../../packages/devstack/src/postgres-cluster";
-import {
+  ACCEPT_QUEUE_PREFIX,
   setup,
   type AcceptQueueHandle,
-  ACCEPT_QUEUE_PREFIX,
 } from "../../../packages/lab/src/incidents/accept-queue";
-import { listNamespaces } from "../../../packages/lab/src/host-command";
 import { counterDelta, readNetCounters } from "../../../packages/lab/src/incidents/namespace";
-import { Agent } from "./agent";
 import {
-  CONSOLE_DIR,
-  loadApiFixtures,
-  startConsole,
-  stopConsole,
-  type ConsoleProcess,
-} from "./testing/console-process";
-import { resolveConfig } from "./config";
+  poll,
+  PROBES_BINARY,
+  startEndToEnd,
+  stopwatch,
+  type EndToEnd,
+  type FindingRecord,
+} from "./testing/end-to-end-harness";
+import { expectNamespaceSubject, expectResolvedHistory, secondsBetween } from "./testing/incident-assertions";
 
 const HOST = "agent-e2e-01";
 
-interface NetnsRef {
-  inode: number;
-  name: string | null;
-  root: boolean;
-}
-interface FindingRecord {
-  id: string;
-  kind: string;
-  status: string;
-  severity: string;
-  subject: { hostId: string; netns: NetnsRef | null; port: number | null };
-  evidence: { metric: string; value: number }[];
-  resolvedAt: string | null;
-}
-interface FindingDetail extends FindingRecord {
-  history: { type: string; at: string; detail: string }[];
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `probe` until it returns a value, every second, for at most timeoutMs. */
-async function poll<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(1000);
-  }
-}
-
 describe("kernel health end to end", () => {
   it("an accept queue overflow in a namespace opens a finding in the console; the remedy resolves it", async () => {
-    if (!existsSync(path.join(CONSOLE_DIR, ".next/BUILD_ID"))) {
-      throw new Error(
-        "no console build (apps/console/.next/BUILD_ID): run `npx turbo run build --filter=@tide/console`",
-      );
+    if (!existsSync(PROBES_BINARY)) {
+      throw new Error(`no ${PROBES_BINARY}: run \`make -C dataplane build/tide-probes\``);
     }
-    const t0 = Date.now();
-    const mark = (what: string) => console.log(`[e2e] +${((Date.now() - t0) / 1000).toFixed(1)} s ${what}`);
-    let cluster: TempCluster | undefined;
-    let db: Db | undefined;
-    let server: ConsoleProcess | undefined;
-    let agent: Agent | undefined;
+    const { mark } = stopwatch("e2e");
+    let env: EndToEnd | undefined;
     let incident: AcceptQueueHandle | undefined;
-    const dir = mkdtempSync(path.join(tmpdir(), "tide-agent-e2e-"));
-    const logs: string[] = [];
     try {
-      // console + database
-      cluster = await startTempCluster();
-      await migrate(cluster.url, { quiet: true });
-      db = createDb(cluster.url, { max: 2 });
-      const { makeUser, callerFor } = await loadApiFixtures();
-      const admin = await makeUser(db, "admin");
-      const api = callerFor(db, admin);
-      const hostToken = (await api.hostTokens.create({ hostname: HOST })).token;
-      const apiToken = (await api.tokens.create({ name: "agent-e2e", scopes: [...admin.scopes] })).token;
-      const port = await freePort();
-      const consoleUrl = `http://127.0.0.1:${port}`;
-      server = await startConsole(port, cluster.url);
-      mark("console healthy");
-      const get = async <T>(p: string): Promise<T> => {
-        const res = await fetch(`${consoleUrl}/api/v1${p}`, {
-          headers: { authorization: `Bearer ${apiToken}` },
-        });
-        if (res.status !== 200) throw new Error(`GET ${p}: HTTP ${res.status} ${await res.text()}`);
-        return (await res.json()) as T;
-      };
-
-      // the incident's namespaces exist before the agent starts, so its discovery sees them
+      // the incident's namespaces exist before the agent starts (and it keeps discovering new ones)
       incident = await setup({ requestedBacklog: 1024, somaxconn: 10, acceptIntervalMs: 500 });
       const serverNs = incident.namespaces.server.name;
       expect(serverNs.startsWith(ACCEPT_QUEUE_PREFIX)).toBe(true);
       expect((await incident.listener()).sendQ).toBe(10);
 
-      const tokenFile = path.join(dir, "host-token");
-      writeFileSync(tokenFile, `${hostToken}\n`, { mode: 0o600 });
-      const config = resolveConfig([
-        {
-          consoleUrl,
-          hostTokenFile: tokenFile,
-          hostname: HOST,
-          roles: ["proxy"],
-          metricsListen: "",
-          sampleIntervalMs: 1000,
-          tableDir: path.join(dir, "tables"),
-        },
-      ]);
-      let delivered = 0;
-      agent = new Agent(config, (line) => logs.push(line), {
-        onDelivered: (b) => (delivered += b.accepted),
+      env = await startEndToEnd({
+        hostname: HOST,
+        agent: { roles: ["proxy"], probesBinary: PROBES_BINARY },
       });
-      await agent.start();
-      // more than MIN_RATE_COVERAGE_S (10 s) of samples in the console before the burst
-      await poll("12 delivered samples", async () => (delivered >= 12 ? true : undefined), 30_000);
-      mark(`agent delivered ${delivered} samples`);
-      const before = await get<FindingRecord[]>(
+      const e = env;
+      const probe = e.observations.latest()?.probes.find((p) => p.probe === "listen_overflow");
+      mark(`listen_overflow probe: ${JSON.stringify(probe)}`);
+      expect(probe?.state).toBe("on");
+      const series = () =>
+        e.observations
+          .withNamespace(serverNs)
+          .map((x) => x.ns.counters["TcpExtListenOverflows"] ?? "-")
+          .join(" ");
+      const before = await e.get<FindingRecord[]>(
         `/findings?hostId=${HOST}&status=open&kind=accept_queue_overflow`,
       );
+      if (before.length > 0) mark(`ListenOverflows of ${serverNs} as the agent saw it: ${series()}`);
       expect(before).toEqual([]);
+      await e.waitForCoverage(serverNs, 12, 30_000);
 
       // the incident: a burst against the capped backlog of a slow acceptor
+      const since = Date.now() - 1_500;
+      const counters0 = await readNetCounters(serverNs);
       const burst = await incident.trigger({ count: 300, durationMs: 3_000 });
-      mark(`burst ${JSON.stringify(burst)}`);
+      const counters1 = await readNetCounters(serverNs);
+      const triggered = Date.now();
+      const overflows = counterDelta(counters0, counters1, "TcpExt", "ListenOverflows");
+      mark(`burst ${JSON.stringify(burst)}, ListenOverflows +${overflows}`);
+      expect(overflows).toBeGreaterThan(60);
+
+      // the raw signals in the agent's own observations: the namespace counter, and the probe's
+      // drops for the port
+      const seen = await poll(
+        "the agent to see the overflows",
+        async () => {
+          const d = e.observations.counterIncrease(serverNs, "TcpExtListenOverflows", since);
+          return d >= overflows ? d : undefined;
+        },
+        15_000,
+      );
+      const inode = e.observations.inodeOf(serverNs);
+      const port = incident.port;
+      const perPort = await poll(
+        `the listen_overflow probe's drops on :${port}`,
+        async () =>
+          e.observations
+            .latest()
+            ?.probeResults.listenOverflow.find(
+              (x) => x.netnsInode === inode && x.port === port && x.drops > 0,
+            ),
+        15_000,
+      );
+      // Measured here: the probe (skb:kfree_skb, reason TCP_LISTEN_OVERFLOW) sees a small part of
+      // ListenOverflows (16 of 866 in one run): SYNs refused because the accept queue is full count
+      // in ListenOverflows without such a drop, so the per-port rate can stay under the threshold.
+      mark(`agent saw TcpExtListenOverflows +${seen}; probe drops on :${port}: ${perPort.drops}`);
 
       const isOurs = (f: FindingRecord) =>
-        f.kind === "accept_queue_overflow" &&
-        f.subject.hostId === HOST &&
-        f.subject.netns?.name === serverNs &&
-        (f.subject.port === null || f.subject.port === incident!.port);
-      const opened = await poll(
-        "an open accept_queue_overflow finding",
-        async () => (await get<FindingRecord[]>(`/findings?hostId=${HOST}&status=open`)).find(isOurs),
-        45_000,
-      );
+        f.kind === "accept_queue_overflow" && f.subject.hostId === HOST && f.subject.netns?.name === serverNs;
+      const opened = await e.waitForFinding("an open accept_queue_overflow finding", isOurs, 60_000);
+      const openS = secondsBetween(triggered, Date.now());
       mark(
-        `finding ${opened.id} open: ${opened.severity}, port ${opened.subject.port}, ` +
-          `ListenOverflows ${opened.evidence.find((e) => e.metric === "TcpExtListenOverflows")?.value.toFixed(2)}/s`,
+        `finding ${opened.id} open ${openS} s after the burst: ${opened.severity}, port ${opened.subject.port}, ` +
+          `ListenOverflows ${opened.evidence.find((x) => x.metric === "TcpExtListenOverflows")?.value.toFixed(2)}/s`,
       );
-      expect(opened).toMatchObject({
-        kind: "accept_queue_overflow",
-        status: "open",
-        subject: { hostId: HOST, netns: { name: serverNs, root: false } },
-      });
+      expectNamespaceSubject(e, opened, serverNs);
+      expect(opened.status).toBe("open");
       expect(["warn", "critical"]).toContain(opened.severity);
-      const rate = opened.evidence.find((e) => e.metric === "TcpExtListenOverflows");
-      expect(rate?.value).toBeGreaterThan(1);
-      // without tide-probes the port comes from ss (Recv-Q above Send-Q in some sample); a burst that
-      // no 1 s sample caught mid-overflow gives the namespace-wide finding (port null)
-      const ours = (await get<FindingRecord[]>(`/findings?hostId=${HOST}&status=open`)).filter(isOurs);
+      expect(opened.evidence.find((x) => x.metric === "TcpExtListenOverflows")?.value).toBeGreaterThan(1);
+      // The port comes from the probe (per-port drop rate above the threshold) or from ss (Recv-Q
+      // above Send-Q in a sample); when neither holds, the finding is for the namespace (port null).
+      const ours = (await e.openFindings()).filter(isOurs);
       mark(`open findings of the incident: ${ours.map((f) => `${f.id} port ${f.subject.port}`).join(", ")}`);
-      for (const f of ours) expect([null, incident.port]).toContain(f.subject.port);
+      for (const f of ours) {
+        expect([null, port]).toContain(f.subject.port);
+        if (f.subject.port !== null) {
+          const metrics = f.evidence.map((x) => x.metric);
+          expect(
+            metrics.includes("probe.listen_overflow.drops") || metrics.includes("ss.listen.recv_q"),
+          ).toBe(true);
+        }
+      }
 
       // the remedy; the agent keeps sampling until the 1-minute window no longer holds the burst
       await incident.remedy();
+      const remedied = Date.now();
       expect((await incident.listener()).sendQ).toBe(1024);
-      mark("remedy applied");
       // the same load again: with the raised backlog it must not overflow, so the window goes quiet
       // because of the remedy and not only because the burst stopped
       const countersBefore = await readNetCounters(serverNs);
       const again = await incident.trigger({ count: 300, durationMs: 3_000 });
       const countersAfter = await readNetCounters(serverNs);
       expect(counterDelta(countersBefore, countersAfter, "TcpExt", "ListenOverflows")).toBe(0);
-      mark(`burst after remedy ${JSON.stringify(again)}`);
+      mark(`remedy applied; burst again ${JSON.stringify(again)}`);
       expect(again.connected).toBe(300);
-      const resolved = await poll(
-        "the finding to resolve",
-        async () => {
-          const f = await get<FindingDetail>(`/findings/${opened.id}`);
-          return f.status === "resolved" ? f : undefined;
-        },
-        100_000,
+      const resolved = await e.waitForResolved(opened.id, 150_000);
+      mark(
+        `finding resolved ${secondsBetween(remedied, Date.now())} s after the remedy (${resolved.resolvedAt})`,
       );
-      mark(`finding resolved at ${resolved.resolvedAt}`);
-      const types = resolved.history.map((h) => h.type);
-      expect(types[0]).toBe("opened");
-      expect(types).toContain("resolved");
-      expect(types.at(-1)).toBe("resolved");
-      expect(resolved.history.find((h) => h.type === "resolved")?.detail).toMatch(/cleared/);
-      expect(resolved.resolvedAt).not.toBeNull();
-      const stillOpen = await get<FindingRecord[]>(`/findings?hostId=${HOST}&status=open`);
+      expectResolvedHistory(resolved);
+      const stillOpen = await e.openFindings();
       expect(stillOpen.filter(isOurs)).toEqual([]);
-      expect(logs.join("\n")).not.toContain(hostToken);
+      expect(e.logs.join("\n")).not.toContain(e.hostToken);
     } finally {
-      agent?.stop();
-      await stopConsole(server);
-      await db?.$disconnect();
-      await cluster?.stop();
-      await incident?.teardown();
-      rmSync(dir, { recursive: true, force: true });
-      mark("torn down");
+      try {
+        await env?.teardown();
+      } finally {
+        await incident?.teardown();
+        mark("torn down");
+      }
     }
     expect((await listNamespaces()).filter((n) => n.startsWith(ACCEPT_QUEUE_PREFIX))).toEqual([]);
-  }, 240_000);
+  }, 300_000);
 });

@@ -1,7 +1,7 @@
 /**
  * Incident 7 (kernel-signals.md incident 5): NET_RX softirq stalls on one CPU.
  *
- *   tide-inc-sq-client 10.201.5.2 ──veth── tide-inc-sq-server 10.201.5.1 (udp :8085, nothing listens)
+ *   tide-inc-si-client 10.201.5.2 ──veth── tide-inc-si-server 10.201.5.1 (udp :8085, nothing listens)
  *     udp-flood.py pinned to the other CPU        RPS steers sq0's receive work to `cpu`;
  *                                                 table inet tide_slow_input: `rules` linear rules
  *
@@ -57,7 +57,7 @@ import {
   type IncidentNamespace,
 } from "./namespace";
 
-export const SOFTIRQ_STALL_PREFIX = `${INCIDENT_PREFIX}sq-`;
+export const SOFTIRQ_STALL_PREFIX = `${INCIDENT_PREFIX}si-`;
 /** The nftables table holding the long chain (in the server namespace only). */
 export const SLOW_TABLE = "tide_slow_input";
 export const DEFAULT_PROBES_BINARY = path.join(REPO_ROOT, "dataplane/build/tide-probes");
