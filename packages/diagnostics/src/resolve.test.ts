@@ -1,4 +1,4 @@
-import type { Observation } from "@tide/contracts";
+import { findingFingerprint, findingIdOf, type Finding, type Observation } from "@tide/contracts";
 import { describe, expect, it } from "vitest";
 import { ROOT, WEB, at, minute, namespace, probesOn, sample, series } from "./__fixtures__/observations";
 import { diagnose } from "./diagnose";
@@ -126,5 +126,67 @@ describe("resolve, NET_RX stalls", () => {
     expect(resolve(before, diagnose(off), off).unevaluated).toHaveLength(1);
     const calm = from(100, 61, (t) => stall(t, 900));
     expect(resolve(before, diagnose(calm), calm).resolved.map((x) => x.reason)).toEqual(["cleared"]);
+  });
+
+  describe("a port learned or lost keeps the finding", () => {
+    /** Overflowing "web"; with `port`, ss catches Recv-Q above Send-Q on :8080 in some samples. */
+    const web = (t: number, port: boolean, perS = 7) =>
+      sample(t, {
+        namespaces: [
+          namespace(t),
+          namespace(t, {
+            netns: WEB,
+            ratePerS: { TcpExtListenOverflows: perS },
+            somaxconn: 10,
+            listeners: [
+              { address: "0.0.0.0", port: 8080, recvQ: port ? 11 : 0, sendQ: 10, requestedBacklog: null },
+            ],
+          }),
+        ],
+      });
+
+    it("refines a namespace-wide finding to its port, then keeps it when the port is not seen again", () => {
+      const wide = diagnose(minute((t) => web(t, false)));
+      expect(wide.map((f) => f.subject.port)).toEqual([null]);
+
+      const w2 = from(60, 61, (t) => web(t, t === 110));
+      const refined = resolve(wide, diagnose(w2), w2);
+      expect(refined.resolved).toEqual([]);
+      expect(refined.open).toHaveLength(1);
+      expect(refined.open[0]).toMatchObject({
+        id: wide[0]!.id,
+        fingerprint: wide[0]!.fingerprint,
+        firstSeenAt: wide[0]!.firstSeenAt,
+        subject: { port: 8080 },
+      });
+
+      // Stored as refined; the next window has no ss evidence: still the same finding, port lost.
+      const w3 = from(180, 61, (t) => web(t, false));
+      const again = resolve(refined.open, diagnose(w3), w3);
+      expect(again.resolved).toEqual([]);
+      expect(again.open.map((f) => [f.id, f.subject.port])).toEqual([[wide[0]!.id, null]]);
+
+      // And it still resolves when the overflow stops.
+      const quiet = from(300, 61, (t) => web(t, false, 0));
+      const done = resolve(again.open, diagnose(quiet), quiet);
+      expect(done.resolved.map((r) => [r.finding.id, r.reason])).toEqual([[wide[0]!.id, "cleared"]]);
+    });
+
+    it("does not merge different ports or different namespaces", () => {
+      const w = from(60, 61, (t) => web(t, true));
+      const on8080 = diagnose(w);
+      expect(on8080.map((f) => f.subject.port)).toEqual([8080]);
+      const storedAs = (subject: Finding["subject"]): Finding => {
+        const fingerprint = findingFingerprint(on8080[0]!.kind, subject);
+        return { ...on8080[0]!, subject, fingerprint, id: findingIdOf(fingerprint) };
+      };
+      const other = [
+        storedAs({ ...on8080[0]!.subject, port: 9090 }),
+        storedAs({ ...on8080[0]!.subject, netns: ROOT, port: null }),
+      ];
+      const r = resolve(other, on8080, w);
+      expect(r.open.map((f) => f.id)).toEqual([on8080[0]!.id]);
+      expect(r.resolved.map((x) => x.finding.subject.port).sort()).toEqual([9090, null].sort());
+    });
   });
 });

@@ -33,10 +33,34 @@ function subjectGone(ctx: RuleContext, f: Finding): boolean {
   return false;
 }
 
+/** Everything that identifies a finding's problem except its port. */
+function baseKey(f: Finding): string {
+  const s = f.subject;
+  return JSON.stringify([
+    f.kind,
+    s.hostId,
+    s.netns === null ? null : netnsKey(s.netns),
+    s.process?.comm ?? null,
+    s.cpu,
+    s.target,
+  ]);
+}
+
+/**
+ * Whether `c` is the same problem as the stored `p`, seen more or less precisely: same kind and
+ * subject, and the port is the same or only one side knows it. The port of a namespace's overflow
+ * comes from evidence that is not in every window (ss catching Recv-Q > Send-Q, the probe's drops):
+ * without this, a finding would resolve and a new one open each time the port is learned or lost.
+ */
+function samePort(p: Finding, c: Finding): boolean {
+  return p.subject.port === null || c.subject.port === null || p.subject.port === c.subject.port;
+}
+
 /**
  * Track findings across evaluations: given the previously open (or acknowledged) findings, the new
  * evaluation (diagnose of `window`) and that window, say which are still open, which are resolved
- * and which could not be evaluated. Same problem on the same subject has the same id.
+ * and which could not be evaluated. Same problem on the same subject keeps its id (and stored
+ * fingerprint): matched by fingerprint first, then by subject with the port learned or lost.
  */
 export function resolve(
   previous: readonly Finding[],
@@ -44,13 +68,33 @@ export function resolve(
   window: readonly Observation[],
   options: DiagnoseOptions = {},
 ): Resolution {
-  const prevById = new Map(previous.filter((f) => f.status !== "resolved").map((f) => [f.id, f]));
-  const currentIds = new Set(current.map((f) => f.id));
+  const prev = previous.filter((f) => f.status !== "resolved");
+  const matchOf = new Map<Finding, Finding>();
+  const taken = new Set<string>();
+  // Exact matches first, so a refinement never takes a finding that is still there as it was.
+  const prevByFingerprint = new Map(prev.map((f) => [f.fingerprint, f]));
+  for (const c of current) {
+    const p = prevByFingerprint.get(c.fingerprint);
+    if (p !== undefined && !taken.has(p.id)) {
+      matchOf.set(c, p);
+      taken.add(p.id);
+    }
+  }
+  for (const c of current) {
+    if (matchOf.has(c)) continue;
+    const p = prev.find((q) => !taken.has(q.id) && baseKey(q) === baseKey(c) && samePort(q, c));
+    if (p !== undefined) {
+      matchOf.set(c, p);
+      taken.add(p.id);
+    }
+  }
   const open = current.map((c) => {
-    const p = prevById.get(c.id);
+    const p = matchOf.get(c);
     if (p === undefined) return c;
     return {
       ...c,
+      id: p.id,
+      fingerprint: p.fingerprint,
       firstSeenAt: p.firstSeenAt,
       status: p.status === "acknowledged" ? ("acknowledged" as const) : c.status,
     };
@@ -58,8 +102,8 @@ export function resolve(
   const contexts = new Map(ruleContexts(window, options).map((ctx) => [ctx.window.hostId, ctx]));
   const resolved: ResolvedFinding[] = [];
   const unevaluated: Finding[] = [];
-  for (const p of prevById.values()) {
-    if (currentIds.has(p.id)) continue;
+  for (const p of prev) {
+    if (taken.has(p.id)) continue;
     const ctx = contexts.get(p.subject.hostId);
     if (ctx === undefined) {
       unevaluated.push(p);

@@ -47,7 +47,8 @@ export function PmtuTargetsForm({ hostId, targets }: { hostId: string; targets: 
     trpc.hosts.setPmtuTargets.mutationOptions({
       onSuccess: () => {
         setText(null);
-        void queryClient.invalidateQueries({ queryKey: trpc.hosts.get.queryKey({ hostId }) });
+        // The page may have been opened by host name or id: refresh every hosts.* query.
+        void queryClient.invalidateQueries({ queryKey: trpc.hosts.pathKey() });
       },
     }),
   );
