@@ -1,13 +1,8 @@
 import type { Page } from "@playwright/test";
 import { setup as acceptQueue } from "../../packages/lab/src/incidents/accept-queue";
 import { setup as pmtuBlackhole } from "../../packages/lab/src/incidents/pmtu-blackhole";
-import {
-  removeRouteFromRoot,
-  requireRoot,
-  routeFromRoot,
-  startAgent,
-  type RunningAgent,
-} from "../support/agent";
+import { createPmtuGateway } from "../../packages/lab/src/incidents/pmtu-gateway";
+import { requireRoot, startAgent, type RunningAgent } from "../support/agent";
 import { expect, signIn, test } from "../support/fixtures";
 
 /**
@@ -153,11 +148,15 @@ test("a PMTU blackhole on the lab path shows on the host page and as a finding",
   requireRoot();
   await signIn(page);
 
+  // Root's way into the incident (the agent checks paths from its own namespace), as a host has.
+  const gateway = await createPmtuGateway();
+  cleanups.push(() => gateway.remove());
   const pmtu = await pmtuBlackhole();
   cleanups.push(() => pmtu.teardown());
-  cleanups.push(() => removeRouteFromRoot());
   await pmtu.trigger();
-  const { target } = await routeFromRoot(pmtu);
+  await gateway.attach(pmtu, 1500);
+  const target = pmtu.namespaces.server.address;
+  await gateway.routeTarget(target);
   const agent = await agentFor(page, baseURL!, "pm", [target]);
 
   await test.step("the host page's path MTU table shows the target as a blackhole", async () => {

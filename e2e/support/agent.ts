@@ -6,7 +6,7 @@
  * listen() (LIMITED) and per-port overflow drops. stop() kills it and removes the files.
  *
  * The agent checks path MTU from its own (root) namespace, and the lab's PMTU incident is a closed
- * chain of namespaces: routeFromRoot() gives the root namespace a way in (see there).
+ * chain of namespaces: packages/lab/src/incidents/pmtu-gateway.ts gives the root namespace a way in.
  */
 import type { APIRequestContext } from "@playwright/test";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -14,8 +14,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { REPO_ROOT } from "../../packages/devstack/src/postgres-cluster";
-import { runCommand, runInNamespace } from "../../packages/lab/src/host-command";
-import type { PmtuHandle } from "../../packages/lab/src/incidents/pmtu-blackhole";
 
 export const AGENT_BUNDLE = path.join(REPO_ROOT, "apps/agent/dist/tide-agent.js");
 export const PROBES_BINARY = path.join(REPO_ROOT, "dataplane/build/tide-probes");
@@ -151,98 +149,4 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
     output: () => output.replaceAll(token, "[token]"),
     stop,
   };
-}
-
-/** The root namespace's end of the link into the PMTU incident, per test process. */
-export const ROOT_LINK = {
-  ifname: `tpmr${process.pid % 10_000_000}`.slice(0, 15),
-  rootAddress: "10.201.34.2",
-  routerAddress: "10.201.34.1",
-  cidr: "10.201.34.0/30",
-};
-
-/**
- * The PMTU incident (packages/lab/src/incidents/pmtu-blackhole.ts) is a chain of namespaces
- * client -1500- ra -1200- rb -9000- server that the root namespace has no route into, and the agent
- * checks paths from its own namespace. So the root namespace gets what a real host would have: a
- * 1500-byte link to router ra (10.201.34.0/30), a host route to the server via ra, and rb a route
- * back. Large DF packets from the root then meet the same 1200-byte link and the same dropped
- * ICMP frag-needed as the incident's client does. The veth lives in ra: deleting the incident's
- * namespaces (its teardown) removes the link and the root route with it; removeRouteFromRoot()
- * does it earlier. Call it after trigger(): the root namespace must not learn a PMTU for the server
- * (from a frag-needed that got through) before the agent's check.
- */
-export async function routeFromRoot(pmtu: PmtuHandle): Promise<{ target: string }> {
-  const ra = pmtu.namespaces.routerA.name;
-  const rb = pmtu.namespaces.routerB.name;
-  const target = pmtu.namespaces.server.address;
-  const peer = `tpma${process.pid % 10_000_000}`.slice(0, 15);
-  await removeRouteFromRoot();
-  await assertRootRoutesFree();
-  await runCommand([
-    "ip",
-    "link",
-    "add",
-    ROOT_LINK.ifname,
-    "type",
-    "veth",
-    "peer",
-    "name",
-    peer,
-    "netns",
-    ra,
-  ]);
-  await runCommand(["ip", "link", "set", ROOT_LINK.ifname, "mtu", "1500"]);
-  await runCommand(["ip", "addr", "add", `${ROOT_LINK.rootAddress}/30`, "dev", ROOT_LINK.ifname]);
-  await runCommand(["ip", "link", "set", ROOT_LINK.ifname, "up"]);
-  await runInNamespace(ra, ["ip", "link", "set", peer, "name", "pm-root"]);
-  await runInNamespace(ra, ["ip", "addr", "add", `${ROOT_LINK.routerAddress}/30`, "dev", "pm-root"]);
-  await runInNamespace(ra, ["ip", "link", "set", "pm-root", "up"]);
-  // Like addVeth(): no offloads, or GSO would hide the MTU step.
-  for (const [ns, dev] of [
-    [null, ROOT_LINK.ifname],
-    [ra, "pm-root"],
-  ] as const) {
-    const cmd = ["ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"];
-    if (ns === null) await runCommand(cmd, { allowFailure: true });
-    else await runInNamespace(ns, cmd, { allowFailure: true });
-  }
-  await runInNamespace(rb, ["ip", "route", "add", ROOT_LINK.cidr, "via", "10.201.32.1"]);
-  // A /32: the root namespace learns nothing about the incident's other subnets.
-  await runCommand([
-    "ip",
-    "route",
-    "add",
-    `${target}/32`,
-    "via",
-    ROOT_LINK.routerAddress,
-    "dev",
-    ROOT_LINK.ifname,
-  ]);
-  return { target };
-}
-
-/**
- * The PMTU incident's addresses are fixed (10.201.31-33.x), so two setups that route root into
- * one (another test process, e.g. apps/agent's lab tests on a shared machine) would steal each
- * other's probes. Wait a while for the other one to finish, then fail loudly.
- */
-async function assertRootRoutesFree(waitMs = 90_000): Promise<void> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const { stdout } = await runCommand(["ip", "-4", "route", "show"]);
-    const taken = stdout.split("\n").filter((l) => l.trim().startsWith("10.201."));
-    if (taken.length === 0) return;
-    if (Date.now() > deadline) {
-      throw new Error(
-        `lab e2e: the root namespace still routes lab addresses after ${waitMs / 1000} s (another PMTU setup is running?):\n${taken.join("\n")}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 2_000));
-  }
-}
-
-/** Deletes the root end of the link (and so its route); missing is fine. */
-export async function removeRouteFromRoot(): Promise<void> {
-  await runCommand(["ip", "link", "del", ROOT_LINK.ifname], { allowFailure: true });
 }

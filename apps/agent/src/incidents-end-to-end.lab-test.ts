@@ -10,7 +10,7 @@
  * SYN queue and tcp_collapse incidents, see the gates below). Time to open and to resolve is
  * printed, never asserted. The accept queue incident has its own file (findings-end-to-end.lab-test.ts).
  *
- * PMTU: the agent probes from its own (root) namespace, so testing/pmtu-gateway.ts connects root to
+ * PMTU: the agent probes from its own (root) namespace, so lab/incidents/pmtu-gateway.ts connects root to
  * the incident's router ra through a gateway namespace; the blackhole and the MTU mismatch share
  * the incident's namespace names, so they run one after the other, on two target addresses.
  */
@@ -38,7 +38,7 @@ import {
   type FindingRecord,
 } from "./testing/end-to-end-harness";
 import { expectNamespaceSubject, expectResolvedHistory, secondsBetween } from "./testing/incident-assertions";
-import { createPmtuGateway, type PmtuGateway } from "./testing/pmtu-gateway";
+import { createPmtuGateway, type PmtuGateway } from "../../../packages/lab/src/incidents/pmtu-gateway";
 
 const HOST = "agent-e2e-incidents";
 /** The PMTU server's address (blackhole phase) and a second address of it (MTU mismatch phase). */

@@ -1,7 +1,9 @@
 /**
- * A way from the agent's own (root) namespace into packages/lab's PMTU topology, so the in-process
- * agent probes the incident's server with its ordinary pmtuTargets (the agent has no "probe from a
- * namespace" option: tracepath and ping run where the agent runs).
+ * A way from the root namespace into the PMTU incident's topology (pmtu-blackhole.ts), as a real
+ * host has one: tide-agent checks paths from its own namespace (tracepath and ping run where the
+ * agent runs), so the agent tests (apps/agent) and the Playwright lab spec (e2e) give root this
+ * route and configure the incident's server as an ordinary pmtuTarget. One helper, so two setups
+ * never fight over root's routes.
  *
  *   root 10.201.29.1 ─9000─ gw 10.201.29.2 | gw 10.201.30.1 ─MTU─ ra 10.201.30.2 ─ rb ─ server 10.201.33.x
  *
@@ -11,16 +13,11 @@
  * prefix: a crashed run's gateway is removed by the next run's cleanupStaleNamespaces(), and with it
  * the root end of the veth and root's routes.
  */
-import { runCommand, runInNamespace } from "../../../../packages/lab/src/host-command";
-import {
-  createNamespace,
-  deleteNamespace,
-  INCIDENT_PREFIX,
-  setSysctl,
-} from "../../../../packages/lab/src/incidents/namespace";
-import type { PmtuHandle } from "../../../../packages/lab/src/incidents/pmtu-blackhole";
+import { runCommand, runInNamespace } from "../host-command";
+import { createNamespace, deleteNamespace, INCIDENT_PREFIX, setSysctl } from "./namespace";
+import type { PmtuHandle } from "./pmtu-blackhole";
 
-export const PMTU_GATEWAY_NS = `${INCIDENT_PREFIX}e2e-gw`;
+export const PMTU_GATEWAY_NS = `${INCIDENT_PREFIX}pmtu-gw`;
 const ROOT_ADDR = "10.201.29.1";
 const GW_ROOT_ADDR = "10.201.29.2";
 const GW_RA_ADDR = "10.201.30.1";
