@@ -1,15 +1,12 @@
 import type { AgentHello, NamespaceObservation, Observation } from "@tide/contracts";
 import { createDb, type Db } from "@tide/db";
-import { createOpenApiFetchHandler } from "trpc-to-openapi";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { hostFromToken } from "../auth/host-tokens.service";
-import { createContext } from "../context";
 import { handleTableDownload } from "../http";
 import { openApiDocument } from "../openapi";
 import { findingEvaluatorFor } from "../services/finding-evaluator";
 import { ingestObservations } from "../services/ingest.service";
-import { callerFor, makePool, makeUser, truncateAll } from "../testing/fixtures";
-import { appRouter } from "./_app";
+import { callerFor, makePool, makeUser, truncateAll, restCall } from "../testing/fixtures";
 
 let db: Db;
 
@@ -36,24 +33,8 @@ async function evaluated() {
   expect(evaluator.failing()).toEqual([]);
 }
 
-/** Call the REST API exactly as the console's /api/v1 route handler does. */
-async function rest(method: string, path: string, opts: { token?: string; body?: unknown } = {}) {
-  const headers = new Headers({ "content-type": "application/json" });
-  if (opts.token) headers.set("authorization", `Bearer ${opts.token}`);
-  const req = new Request(`http://localhost/api/v1${path}`, {
-    method,
-    headers,
-    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-  });
-  const res = await createOpenApiFetchHandler({
-    endpoint: "/api/v1",
-    router: appRouter,
-    req,
-    createContext: () => createContext({ headers: req.headers, db }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : null };
-}
+const rest = (method: string, path: string, opts: { token?: string; body?: unknown } = {}) =>
+  restCall(db, method, path, opts);
 
 // ---------------------------------------------------------------------------------------------------
 // Observations built by hand: a proxy host with the root namespace and a named "web" namespace.

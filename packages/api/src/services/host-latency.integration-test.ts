@@ -1,11 +1,8 @@
 import { newId, type Observation } from "@tide/contracts";
 import { createDb, insertSamples, type Db } from "@tide/db";
-import { createOpenApiFetchHandler } from "trpc-to-openapi";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { cpus, namespace, probesOn, sample, WEB } from "../../../diagnostics/src/__fixtures__/observations";
-import { createContext } from "../context";
-import { appRouter } from "../routers/_app";
-import { callerFor, makeUser, truncateAll } from "../testing/fixtures";
+import { callerFor, makeUser, restCall, truncateAll } from "../testing/fixtures";
 
 let db: Db;
 
@@ -127,21 +124,10 @@ describe("host latency (connect() per process, NET_RX per CPU)", () => {
     await hostWithSamples();
     const admin = await makeUser(db, "admin");
     const { token } = await callerFor(db, admin).tokens.create({ name: "runbook", scopes: ["read"] });
-    const get = async (path: string, auth?: string) => {
-      const headers = new Headers();
-      if (auth) headers.set("authorization", `Bearer ${auth}`);
-      const req = new Request(`http://localhost/api/v1${path}`, { headers });
-      const res = await createOpenApiFetchHandler({
-        endpoint: "/api/v1",
-        router: appRouter,
-        req,
-        createContext: () => createContext({ headers: req.headers, db }),
-      });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-    };
+    const get = (path: string, token?: string) => restCall(db, "GET", path, token ? { token } : {});
     const ok = await get(`/hosts/${HOSTNAME}/latency?seconds=30`, token);
     expect(ok.status).toBe(200);
-    expect((ok.body.connect as { calls: number }[])[0]!.calls).toBe(150);
+    expect((ok.body!.connect as { calls: number }[])[0]!.calls).toBe(150);
     expect((await get(`/hosts/${HOSTNAME}/latency?seconds=2`, token)).status).toBe(400);
     expect((await get(`/hosts/${HOSTNAME}/latency`)).status).toBe(401);
   });

@@ -4,8 +4,6 @@ import type { HostCaller } from "../auth/host-tokens.service";
 import { desiredStateFor } from "./desired-state.service";
 import { findingEvaluatorFor } from "./finding-evaluator";
 
-export { EVALUATION_WINDOW_S, evaluateHost, rowToFinding } from "./finding-evaluator";
-
 /** Channel of live host notifications (live/host-live.ts); payload: the host record id. */
 const LIVE_CHANNEL = "tide_observations";
 

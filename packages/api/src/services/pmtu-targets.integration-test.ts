@@ -1,9 +1,6 @@
 import { createDb, type Db } from "@tide/db";
-import { createOpenApiFetchHandler } from "trpc-to-openapi";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { createContext } from "../context";
-import { appRouter } from "../routers/_app";
-import { callerFor, makeUser, truncateAll } from "../testing/fixtures";
+import { callerFor, makeUser, restCall, truncateAll } from "../testing/fixtures";
 
 let db: Db;
 
@@ -17,22 +14,8 @@ beforeEach(async () => {
   await truncateAll(db);
 });
 
-async function rest(method: string, path: string, token: string, body?: unknown) {
-  const headers = new Headers({ "content-type": "application/json", authorization: `Bearer ${token}` });
-  const req = new Request(`http://localhost/api/v1${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const res = await createOpenApiFetchHandler({
-    endpoint: "/api/v1",
-    router: appRouter,
-    req,
-    createContext: () => createContext({ headers: req.headers, db }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : null };
-}
+const rest = (method: string, path: string, token: string, body?: unknown) =>
+  restCall(db, method, path, { token, body });
 
 async function setup() {
   const admin = await makeUser(db, "admin");

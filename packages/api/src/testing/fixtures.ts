@@ -4,6 +4,8 @@ import { systemActorRef, type Actor } from "../auth/actor";
 import { hashPassword } from "../auth/secrets";
 import { createPool } from "../services/pool.service";
 import { appRouter } from "../routers/_app";
+import { createOpenApiFetchHandler } from "trpc-to-openapi";
+import { createContext } from "../context";
 import { createCallerFactory } from "../trpc";
 
 /** Test fixtures for integration tests against a real PostgreSQL (each test file owns its data). */
@@ -52,4 +54,28 @@ const createCaller = createCallerFactory(appRouter);
 
 export function callerFor(db: Db, actor: Actor | null) {
   return createCaller({ db, actor });
+}
+
+/** Call the REST API exactly as the console's /api/v1 route handler does. */
+export async function restCall(
+  db: Db,
+  method: string,
+  path: string,
+  opts: { token?: string; body?: unknown } = {},
+): Promise<{ status: number; body: Record<string, unknown> | null }> {
+  const headers = new Headers({ "content-type": "application/json" });
+  if (opts.token) headers.set("authorization", `Bearer ${opts.token}`);
+  const req = new Request(`http://localhost/api/v1${path}`, {
+    method,
+    headers,
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+  });
+  const res = await createOpenApiFetchHandler({
+    endpoint: "/api/v1",
+    router: appRouter,
+    req,
+    createContext: () => createContext({ headers: req.headers, db }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : null };
 }
