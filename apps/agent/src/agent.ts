@@ -10,7 +10,7 @@ import {
 import { BccTools } from "./bcc/bcc-tools";
 import type { AgentConfig } from "./config";
 import { ConsoleLink, redact, type ConsoleLinkOptions } from "./console/console-link";
-import { directorLoadTable, directorState, redirectState } from "./dataplane/data-plane-state";
+import { directorLoadTable, directorState, redirectState, servedHashes } from "./dataplane/data-plane-state";
 import { applyDirectorTables } from "./dataplane/director-tables";
 import { renderMetrics } from "./metrics/exposition";
 import { serveMetrics } from "./metrics/server";
@@ -194,10 +194,7 @@ export class Agent {
           download: (t) => link.downloadTable(t.downloadPath, t.contentHash, this.config.tableDir),
           load: async (file, poolNames) => {
             const r = await directorLoadTable(socket, file, poolNames);
-            return {
-              generation: r.generation,
-              tableHashes: Object.fromEntries(r.pools.map((p) => [p.name, p.content_hash])),
-            };
+            return { generation: r.generation, tableHashes: servedHashes(r.pools) };
           },
           tableDir: this.config.tableDir,
         });

@@ -1,3 +1,5 @@
+import { LOG2_HISTOGRAM_BUCKETS } from "@tide/contracts";
+
 /**
  * log2 µs histograms as the probes report them: bucket 0 holds [0, 2) µs, bucket i >= 1 holds
  * [2^i, 2^(i+1)) µs.
@@ -6,6 +8,12 @@
 /** Lower and upper bound of a bucket, in µs. */
 export function bucketBounds(i: number): [number, number] {
   return i === 0 ? [0, 2] : [2 ** i, 2 ** (i + 1)];
+}
+
+/** The bucket holding a value in µs (the inverse of bucketBounds); the last bucket takes the rest. */
+export function log2Bucket(us: number): number {
+  if (!(us >= 2)) return 0;
+  return Math.min(LOG2_HISTOGRAM_BUCKETS - 1, Math.floor(Math.log2(us)));
 }
 
 /** Number of samples in a histogram. */

@@ -1,7 +1,7 @@
 export * from "./thresholds";
 export { rates, windowRates, rollingWindows, perSecond } from "./rates";
 export type { Rates, CounterDelta, NamespaceRates, CpuRates, ConnectDelta, HostWindow } from "./rates";
-export { histogramQuantile, histogramCount, bucketBounds } from "./histogram";
+export { histogramQuantile, histogramCount, bucketBounds, log2Bucket } from "./histogram";
 export type { DiagnoseOptions } from "./evaluation";
 export { diagnose, rules, ruleFor } from "./diagnose";
 export { resolve } from "./resolve";

@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import readline from "node:readline";
 import type { BccResults, BccTool, BccToolName } from "@tide/contracts";
 import { BCC_TOOLS, checkBccTool, type BccHost } from "./availability";
-import { log2Bucket, parseSoftirqsDist, parseTcpConnLatLine } from "./parse";
+import { log2Bucket } from "@tide/diagnostics";
+import { parseSoftirqsDist, parseTcpConnLatLine } from "./parse";
 
 /** Seconds between `softirqs -d` prints (each print covers the interval, then bcc clears it). */
 export const SOFTIRQS_INTERVAL_S = 10;

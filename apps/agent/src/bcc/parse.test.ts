@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { log2Bucket, parseSoftirqsDist, parseTcpConnLatLine } from "./parse";
+import { log2Bucket } from "@tide/diagnostics";
+import { parseSoftirqsDist, parseTcpConnLatLine } from "./parse";
 
 const fixture = (name: string) => readFileSync(path.join(import.meta.dirname, "__fixtures__", name), "utf8");
 

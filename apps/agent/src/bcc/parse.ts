@@ -1,4 +1,4 @@
-import { LOG2_HISTOGRAM_BUCKETS } from "@tide/contracts";
+import { log2Bucket } from "@tide/diagnostics";
 
 /**
  * Parsers for bcc tools' text output (iovisor/bcc tools/*.py as packaged by Debian, `*-bpfcc`).
@@ -38,12 +38,6 @@ export function parseTcpConnLatLine(line: string): TcpConnLatEvent | null {
   if (!Number.isFinite(lat) || lat < 0) return null;
   if (comm === "" || !/[.:]/.test(saddr) || !/[.:]/.test(daddr)) return null;
   return { pid, comm: comm.slice(0, 15), family, saddr, daddr, dport, latencyUs: lat * 1000 };
-}
-
-/** The contract's log2 bucket of a value in µs: 0 holds [0, 2), i >= 1 holds [2^i, 2^(i+1)). */
-export function log2Bucket(us: number): number {
-  if (!(us >= 2)) return 0;
-  return Math.min(LOG2_HISTOGRAM_BUCKETS - 1, Math.floor(Math.log2(us)));
 }
 
 /**

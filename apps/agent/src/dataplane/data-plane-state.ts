@@ -26,6 +26,11 @@ function unreachable(component: DataPlaneState["component"], socket: string, err
   };
 }
 
+/** Pool name -> content hash, from a director's status or load_table result. */
+export function servedHashes(pools: readonly { name: string; content_hash: string }[]): Record<string, string> {
+  return Object.fromEntries(pools.map((p) => [p.name, p.content_hash]));
+}
+
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** status + stats of tide-director over its control socket; unreachable (with the error) on any failure. */
@@ -45,7 +50,7 @@ export async function directorState(socket: string): Promise<DataPlaneState> {
       reachable: true,
       error: t.success ? (t.data.ok ? null : `stats: ${t.data.error.code}`) : "bad stats reply",
       version: s.data.result.version,
-      tableHashes: Object.fromEntries(s.data.result.pools.map((p) => [p.name, p.content_hash])),
+      tableHashes: servedHashes(s.data.result.pools),
       directorCounters: t.success && t.data.ok ? t.data.result.totals : null,
       redirectCounters: null,
     };

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { buildTable, encodeGlbd, tableContentHash, type ProxyState } from "@tide/forwarding";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { directorLoadTable, directorState } from "./data-plane-state";
+import { directorLoadTable, directorState, servedHashes } from "./data-plane-state";
 import { applyDirectorTables, type ApplyTablesDeps } from "./director-tables";
 
 const REPO = path.resolve(import.meta.dirname, "../../../..");
@@ -55,7 +55,7 @@ function deps(files: Map<string, string>): ApplyTablesDeps {
     load: async (file, poolNames) => {
       loads++;
       const r = await directorLoadTable(socket, file, poolNames);
-      return { generation: r.generation, tableHashes: Object.fromEntries(r.pools.map((p) => [p.name, p.content_hash])) };
+return { generation: r.generation, tableHashes: servedHashes(r.pools) };
     },
     tableDir: path.join(dir, "tables"),
   };

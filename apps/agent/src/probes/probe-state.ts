@@ -6,6 +6,7 @@ import {
   type ProbeOffReason,
   type ProbeResults,
 } from "@tide/contracts";
+import { log2Bucket } from "@tide/diagnostics";
 
 /** Contract probe -> the loader's probe names that must all be on for it (dataplane/probes/README.md). */
 export const LOADER_PROBES: Record<ProbeName, readonly string[]> = {
@@ -48,7 +49,7 @@ export function rebucket(hist: readonly number[], bucketLo: readonly number[]): 
   const out = new Array<number>(LOG2_HISTOGRAM_BUCKETS).fill(0);
   hist.forEach((count, i) => {
     const lo = bucketLo[i] ?? 2 ** (i - 1);
-    const j = lo < 2 ? 0 : Math.min(LOG2_HISTOGRAM_BUCKETS - 1, Math.floor(Math.log2(lo)));
+    const j = log2Bucket(lo);
     out[j] = (out[j] ?? 0) + count;
   });
   let end = out.length;

@@ -5,6 +5,7 @@ import type { DataPlaneState } from "@tide/contracts";
 import { useEffect, useRef, useState } from "react";
 import styles from "../hosts.module.css";
 import { CounterChart } from "./counter-chart";
+import { perS } from "./host-sections";
 
 /** Points kept per component: five minutes of one-second batches. */
 const MAX_POINTS = 300;
@@ -91,11 +92,6 @@ function useDataPlaneRates(view: HostLiveUpdate): Map<string, LivePoint[]> {
     setPoints(next);
   }, [view.sampledAt, view.dataPlane]);
   return points;
-}
-
-function perS(v: number | null | undefined): string {
-  if (v === null || v === undefined) return "—";
-  return `${v >= 100 ? Math.round(v).toLocaleString("en-US") : v.toFixed(1)}/s`;
 }
 
 /** The host's data plane: one panel per director / tide-redirect with live rate charts and every counter. */

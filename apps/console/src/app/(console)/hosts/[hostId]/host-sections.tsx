@@ -3,8 +3,11 @@ import type { BccTool, PmtuPathResult, ProbeAvailability } from "@tide/contracts
 import { UtcTime } from "~/components/time-ago";
 import styles from "../hosts.module.css";
 
-function perS(v: number | null): string {
-  return v === null ? "—" : `${v >= 100 ? Math.round(v).toLocaleString("en-US") : v.toFixed(1)}/s`;
+/** A per-second rate for tables ("—" when there is none). */
+export function perS(v: number | null | undefined): string {
+  return v === null || v === undefined
+    ? "—"
+    : `${v >= 100 ? Math.round(v).toLocaleString("en-US") : v.toFixed(1)}/s`;
 }
 
 /** softnet_stat and NET_RX softirq rates per CPU (drops and time squeezes are the ones to watch). */
