@@ -74,14 +74,7 @@ describe("kernel health end to end", () => {
 
       // the raw signals in the agent's own observations: the namespace counter, and the probe's
       // drops for the port
-      const seen = await poll(
-        "the agent to see the overflows",
-        async () => {
-          const d = e.observations.counterIncrease(serverNs, "TcpExtListenOverflows", since);
-          return d >= overflows ? d : undefined;
-        },
-        15_000,
-      );
+      const seen = await e.observations.waitForIncrease(serverNs, "TcpExtListenOverflows", since, overflows);
       const inode = e.observations.inodeOf(serverNs);
       const port = incident.port;
       const perPort = await poll(

@@ -141,14 +141,7 @@ describe("kernel health end to end: every lab incident", () => {
         expect(drops).toBeGreaterThan(60);
 
         // the raw signal in the agent's own observation of that namespace
-        const seen = await poll(
-          "the agent to see the drops",
-          async () => {
-            const d = e.observations.counterIncrease(ns, "TcpExtTCPReqQFullDrop", since);
-            return d >= drops ? d : undefined;
-          },
-          15_000,
-        );
+        const seen = await e.observations.waitForIncrease(ns, "TcpExtTCPReqQFullDrop", since, drops);
         mark(`agent saw TcpExtTCPReqQFullDrop +${seen}`);
 
         const opened = await e.waitForFinding(
@@ -455,14 +448,7 @@ describe("kernel health end to end: every lab incident", () => {
         mark(`trigger ${JSON.stringify(sent)}, PruneCalled +${prunes}, TCPRcvCollapsed +${collapsed}`);
         expect(prunes).toBeGreaterThan(100);
 
-        const seen = await poll(
-          "the agent to see the prunes",
-          async () => {
-            const d = e.observations.counterIncrease(ns, "TcpExtPruneCalled", since);
-            return d >= prunes ? d : undefined;
-          },
-          15_000,
-        );
+        const seen = await e.observations.waitForIncrease(ns, "TcpExtPruneCalled", since, prunes);
         mark(`agent saw TcpExtPruneCalled +${seen}`);
 
         const opened = await e.waitForFinding(

@@ -172,6 +172,21 @@ export class ObservationLog {
   latest(): SeenSample | undefined {
     return this.samples.at(-1);
   }
+
+  /**
+   * Waits (15 s at most) until the agent's samples of the namespace since `sinceMs` show the
+   * counter grown by at least `atLeast` (what the test measured itself); resolves with the increase.
+   */
+  waitForIncrease(name: string, counter: string, sinceMs: number, atLeast: number): Promise<number> {
+    return poll(
+      `the agent to see ${counter} +${atLeast} in ${name}`,
+      async () => {
+        const d = this.counterIncrease(name, counter, sinceMs);
+        return d >= atLeast ? d : undefined;
+      },
+      15_000,
+    );
+  }
 }
 
 export interface EndToEndOptions {
