@@ -12,12 +12,16 @@ export interface FlowExplanation {
   outerSourcePort: number;
 }
 
+/**
+ * `fields` defaults to the table's own hashFields (a v3 table), then to DEFAULT_HASH_FIELDS
+ * (a v2 table is hashed on the director's configured default, src_addr unless configured).
+ */
 export function explainFlow(
   table: ForwardingTable,
   flow: Flow,
   fields?: readonly HashField[],
 ): FlowExplanation {
-  const digest = flowDigest(table.hashKey, flow, fields);
+  const digest = flowDigest(table.hashKey, flow, fields ?? table.hashFields);
   const row = flowRow(digest);
   const primary = table.backends[table.primary[row] ?? -1];
   const secondary = table.backends[table.secondary[row] ?? -1];

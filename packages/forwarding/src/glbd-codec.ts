@@ -1,5 +1,5 @@
 /**
- * glb-director's binary forwarding table file, "GLBD" version 2.
+ * glb-director's binary forwarding table file, "GLBD" version 2, and Tide's version 3.
  *
  * Little-endian integers, addresses in network order, packed:
  *   header (24 B): "GLBD", u32 version = 2, u32 num_tables, u32 table_entries = 65536,
@@ -13,11 +13,19 @@
  *     hash_key[16]; 65,536 x {u32 primary, u32 secondary} (backend slot indexes)  = 16 + 524,288
  * Unused slots are all zero. The rendezvous seed is not stored.
  *
+ * Version 3 = the version 2 layout unchanged, then a trailer of num_tables x 4 bytes, one per
+ * table in order: u8 hash_fields (bitmask: src_addr 0x1, dst_addr 0x2, src_port 0x4,
+ * dst_port 0x8; non-zero, no other bits), u8 alt_hash_fields (same bits, 0 = no migration),
+ * u16 reserved = 0. So a file says what each of its tables is hashed on (the content hash covers
+ * it); a v2 table is hashed on the director's configured default fields. encodeGlbd writes v3
+ * iff a table has hashFields; glb-director's own tools only know v2.
+ *
  * The original writes inactive proxies into their backend slot with state 2 (like draining)
  * and leaves them out of every row; decodeGlbd reports a state-2 backend that no row uses as
  * "inactive", otherwise as "draining".
  */
 import { formatAddress, parseAddress } from "./address";
+import { HASH_FIELD_ORDER } from "./flow-hash";
 import {
   MAX_BACKENDS,
   MAX_BINDS,
@@ -25,12 +33,19 @@ import {
   type Backend,
   type Bind,
   type ForwardingTable,
+  type HashField,
   type ProxyState,
 } from "./types";
 
 export const GLBD_MAGIC = "GLBD";
-export const GLBD_VERSION = 2;
+/** glb-director's version: no hash fields in the file. */
+export const GLBD_VERSION_2 = 2;
+/** Version 2 + a per-table hash-field trailer. */
+export const GLBD_VERSION_3 = 3;
+export type GlbdVersion = typeof GLBD_VERSION_2 | typeof GLBD_VERSION_3;
 export const GLBD_HEADER_SIZE = 24;
+/** Bytes per table in the v3 trailer: hash_fields, alt_hash_fields, u16 reserved. */
+export const GLBD_TRAILER_ENTRY_SIZE = 4;
 const BACKEND_SLOT_SIZE = 24;
 const BIND_SLOT_SIZE = 28;
 const BACKENDS_OFFSET = 4;
@@ -41,9 +56,39 @@ const ROWS_OFFSET = HASH_KEY_OFFSET + 16; // 13,336
 /** Bytes per table: 537,624. */
 export const GLBD_TABLE_SIZE = ROWS_OFFSET + TABLE_ROWS * 8;
 
-/** Size of a GLBD v2 file holding `numTables` tables. */
-export function glbdFileSize(numTables: number): number {
-  return GLBD_HEADER_SIZE + GLBD_TABLE_SIZE * numTables;
+/** Size of a GLBD file of `version` holding `numTables` tables. */
+export function glbdFileSize(numTables: number, version: GlbdVersion = GLBD_VERSION_2): number {
+  const perTable = GLBD_TABLE_SIZE + (version === GLBD_VERSION_3 ? GLBD_TRAILER_ENTRY_SIZE : 0);
+  return GLBD_HEADER_SIZE + perTable * numTables;
+}
+
+/** Bit of each hash field in the v3 trailer (the bit order is the hashing order). */
+const HASH_FIELD_BITS: Record<HashField, number> = {
+  src_addr: 0x1,
+  dst_addr: 0x2,
+  src_port: 0x4,
+  dst_port: 0x8,
+};
+const ALL_HASH_FIELD_BITS = 0xf;
+
+/** The trailer byte for a field list; throws bad_hash_fields for an unknown or repeated field. */
+function hashFieldBits(fields: readonly string[], what: string, table: number): number {
+  let bits = 0;
+  for (const f of fields) {
+    const bit = (HASH_FIELD_BITS as Record<string, number | undefined>)[f];
+    if (bit === undefined)
+      throw new GlbdFormatError("bad_hash_fields", `${what}: unknown hash field ${JSON.stringify(f)}`, {
+        table,
+      });
+    if (bits & bit) throw new GlbdFormatError("bad_hash_fields", `${what}: ${f} given twice`, { table });
+    bits |= bit;
+  }
+  return bits;
+}
+
+/** Field list of a trailer byte, in the canonical order. */
+function hashFieldsOf(bits: number): HashField[] {
+  return HASH_FIELD_ORDER.filter((f) => bits & HASH_FIELD_BITS[f]);
 }
 
 const FAMILY_IPV4 = 1;
@@ -71,7 +116,9 @@ export type GlbdErrorCode =
   | "duplicate_backend"
   | "backend_index_out_of_range"
   | "bad_rows"
-  | "bad_hash_key";
+  | "bad_hash_key"
+  | "bad_hash_fields"
+  | "bad_alt_hash_fields";
 
 export interface GlbdErrorLocation {
   /** Byte offset in the file (decode) where the problem is. */
@@ -104,12 +151,18 @@ function familyOf(bytes: Uint8Array): number {
   return bytes.length === 4 ? FAMILY_IPV4 : FAMILY_IPV6;
 }
 
-/** Encodes tables into a GLBD v2 file. Throws GlbdFormatError for a table the format cannot hold. */
+/**
+ * Encodes tables into a GLBD file: v3 when any table has hashFields (then every table must),
+ * else glb-director's v2. Throws GlbdFormatError for a table the format cannot hold.
+ */
 export function encodeGlbd(tables: readonly ForwardingTable[]): Uint8Array {
-  const out = new Uint8Array(glbdFileSize(tables.length));
+  const version = tables.some((t) => t.hashFields !== undefined) ? GLBD_VERSION_3 : GLBD_VERSION_2;
+  // Checked before any byte is written, so the trailer needs no second pass over the tables.
+  const trailer = version === GLBD_VERSION_3 ? tables.map(trailerEntry) : [];
+  const out = new Uint8Array(glbdFileSize(tables.length, version));
   const view = new DataView(out.buffer);
   out.set([0x47, 0x4c, 0x42, 0x44], 0); // "GLBD"
-  view.setUint32(4, GLBD_VERSION, true);
+  view.setUint32(4, version, true);
   view.setUint32(8, tables.length, true);
   view.setUint32(12, TABLE_ROWS, true);
   view.setUint32(16, MAX_BACKENDS, true);
@@ -191,7 +244,26 @@ export function encodeGlbd(tables: readonly ForwardingTable[]): Uint8Array {
       view.setUint32(rows + r * 8 + 4, s, true);
     }
   });
+  const trailerBase = GLBD_HEADER_SIZE + tables.length * GLBD_TABLE_SIZE;
+  trailer.forEach(([fields, alt], t) => {
+    out[trailerBase + t * GLBD_TRAILER_ENTRY_SIZE] = fields;
+    out[trailerBase + t * GLBD_TRAILER_ENTRY_SIZE + 1] = alt;
+  });
   return out;
+}
+
+/** [hash_fields, alt_hash_fields] bytes of one table of a v3 file. */
+function trailerEntry(table: ForwardingTable, t: number): [number, number] {
+  if (table.hashFields === undefined) {
+    throw new GlbdFormatError(
+      "bad_hash_fields",
+      "table has no hashFields while another table has: a v3 file carries them for every table",
+      { table: t },
+    );
+  }
+  const fields = hashFieldBits(table.hashFields, "hashFields", t);
+  if (fields === 0) throw new GlbdFormatError("bad_hash_fields", "hashFields is empty", { table: t });
+  return [fields, hashFieldBits(table.altHashFields ?? [], "altHashFields", t)];
 }
 
 function validPort(p: number): boolean {
@@ -222,7 +294,10 @@ function readAddress(bytes: Uint8Array, view: DataView, o: number, where: GlbdEr
   });
 }
 
-/** Decodes and fully validates a GLBD v2 file. Throws GlbdFormatError on the first problem. */
+/**
+ * Decodes and fully validates a GLBD v2 or v3 file. Throws GlbdFormatError on the first problem
+ * (in file order: header, tables, then the v3 trailer; the C validator checks the same order).
+ */
 export function decodeGlbd(bytes: Uint8Array): ForwardingTable[] {
   if (bytes.length < GLBD_HEADER_SIZE) {
     throw new GlbdFormatError(
@@ -235,8 +310,8 @@ export function decodeGlbd(bytes: Uint8Array): ForwardingTable[] {
     throw new GlbdFormatError("bad_magic", `magic is not "GLBD"`, { offset: 0 });
   }
   const version = view.getUint32(4, true);
-  if (version !== GLBD_VERSION)
-    throw new GlbdFormatError("bad_version", `version ${version}, expected 2`, { offset: 4 });
+  if (version !== GLBD_VERSION_2 && version !== GLBD_VERSION_3)
+    throw new GlbdFormatError("bad_version", `version ${version}, expected 2 or 3`, { offset: 4 });
   const numTables = view.getUint32(8, true);
   const header: [number, number, string][] = [
     [12, TABLE_ROWS, "table_entries"],
@@ -248,11 +323,12 @@ export function decodeGlbd(bytes: Uint8Array): ForwardingTable[] {
     if (value !== expected)
       throw new GlbdFormatError("bad_header", `${name} is ${value}, expected ${expected}`, { offset });
   }
-  const expectedSize = glbdFileSize(numTables);
+  const expectedSize = glbdFileSize(numTables, version);
   if (bytes.length !== expectedSize) {
+    const trailer = version === GLBD_VERSION_3 ? ` + ${numTables} x ${GLBD_TRAILER_ENTRY_SIZE}` : "";
     throw new GlbdFormatError(
       "bad_size",
-      `file is ${bytes.length} bytes; ${numTables} tables need ${GLBD_HEADER_SIZE} + ${numTables} x ${GLBD_TABLE_SIZE} = ${expectedSize}`,
+      `file is ${bytes.length} bytes; ${numTables} v${version} tables need ${GLBD_HEADER_SIZE} + ${numTables} x ${GLBD_TABLE_SIZE}${trailer} = ${expectedSize}`,
     );
   }
   const tables: ForwardingTable[] = [];
@@ -380,6 +456,41 @@ export function decodeGlbd(bytes: Uint8Array): ForwardingTable[] {
       if (states[i] === 2 && !used[i]) b.state = "inactive";
     });
     tables.push({ hashKey, binds, backends, primary, secondary });
+  }
+  if (version === GLBD_VERSION_3) {
+    const trailerBase = GLBD_HEADER_SIZE + numTables * GLBD_TABLE_SIZE;
+    tables.forEach((table, t) => {
+      const o = trailerBase + t * GLBD_TRAILER_ENTRY_SIZE;
+      const fields = bytes[o]!;
+      const alt = bytes[o + 1]!;
+      if (fields === 0 || (fields & ~ALL_HASH_FIELD_BITS) !== 0) {
+        throw new GlbdFormatError(
+          "bad_hash_fields",
+          `hash_fields 0x${fields.toString(16)} (non-zero, bits 0x1..0x8)`,
+          {
+            table: t,
+            offset: o,
+          },
+        );
+      }
+      if ((alt & ~ALL_HASH_FIELD_BITS) !== 0) {
+        throw new GlbdFormatError(
+          "bad_alt_hash_fields",
+          `alt_hash_fields 0x${alt.toString(16)} (bits 0x1..0x8)`,
+          {
+            table: t,
+            offset: o + 1,
+          },
+        );
+      }
+      if (view.getUint16(o + 2, true) !== 0)
+        throw new GlbdFormatError("bad_reserved", "trailer reserved field is not 0", {
+          table: t,
+          offset: o + 2,
+        });
+      table.hashFields = hashFieldsOf(fields);
+      table.altHashFields = hashFieldsOf(alt);
+    });
   }
   return tables;
 }

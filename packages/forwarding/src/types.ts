@@ -60,6 +60,14 @@ export interface ForwardingTable {
   primary: Uint16Array;
   /** TABLE_ROWS entries, index into backends. */
   secondary: Uint16Array;
+  /**
+   * Flow-hash fields of this table, in the canonical order (src_addr, dst_addr, src_port,
+   * dst_port). Set: the table is written to / was read from a GLBD v3 file, which carries them.
+   * Unset: a v2 table, hashed on the director's configured default fields.
+   */
+  hashFields?: HashField[];
+  /** Second field set while a pool migrates hash fields ([] = none); only with hashFields. */
+  altHashFields?: HashField[];
 }
 
 /**
