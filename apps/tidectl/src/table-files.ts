@@ -12,14 +12,14 @@ export async function readInput(cwd: string, path: string, what: string): Promis
   }
 }
 
-/** Reads and decodes a GLBD v2 file; a bad file is a CommandError naming the file. */
+/** Reads and decodes a GLBD (v2 or v3) file; a bad file is a CommandError naming the file. */
 export async function readTables(cwd: string, path: string): Promise<ForwardingTable[]> {
   const bytes = await readInput(cwd, path, "table file");
   try {
     return decodeGlbd(bytes);
   } catch (e) {
     if (e instanceof GlbdFormatError)
-      throw new CommandError(`${path}: not a valid GLBD v2 table file: ${e.message} [${e.code}]`);
+      throw new CommandError(`${path}: not a valid GLBD table file: ${e.message} [${e.code}]`);
     throw e;
   }
 }

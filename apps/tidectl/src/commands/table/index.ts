@@ -7,6 +7,6 @@ import { showCommand } from "./show";
 /** Offline table tools: they read and write files only, no API. */
 export const tableGroup: CommandGroup = {
   name: "table",
-  summary: "build, inspect and compare GLBD v2 forwarding table files (offline)",
+  summary: "build, inspect and compare GLBD forwarding table files (offline)",
   commands: [buildCommand, explainCommand, diffCommand, showCommand],
 };

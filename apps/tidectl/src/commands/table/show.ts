@@ -28,7 +28,7 @@ Options:
       tables = decodeGlbd(bytes);
     } catch (e) {
       if (e instanceof GlbdFormatError)
-        throw new CommandError(`${path}: not a valid GLBD v2 table file: ${e.message} [${e.code}]`);
+        throw new CommandError(`${path}: not a valid GLBD table file: ${e.message} [${e.code}]`);
       throw e;
     }
     const summary = tables.map((t, index) => {
@@ -47,19 +47,26 @@ Options:
           secondaryRows: secondary[i]!,
         })),
         binds: t.binds,
+        // A v2 table does not say: the director hashes it on its configured default fields.
+        hashFields: t.hashFields ?? null,
+        altHashFields: t.altHashFields ?? null,
       };
     });
     const sha256 = tableContentHash(bytes);
+    // The header's second u32 (little-endian) is the format version; decodeGlbd checked it.
+    const format = `GLBD v${new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(4, true)}`;
     if (values.json) {
       io.stdout(
-        `${JSON.stringify({ file: path, bytes: bytes.length, sha256, format: "GLBD v2", tables: summary }, null, 2)}\n`,
+        `${JSON.stringify({ file: path, bytes: bytes.length, sha256, format, tables: summary }, null, 2)}\n`,
       );
       return EXIT_OK;
     }
-    io.stdout(`${path}: GLBD v2, ${tables.length} table(s), ${bytes.length} bytes, sha256 ${sha256}\n`);
+    io.stdout(`${path}: ${format}, ${tables.length} table(s), ${bytes.length} bytes, sha256 ${sha256}\n`);
     for (const t of summary) {
       io.stdout(
-        `\ntable ${t.index}: hash key ${t.hashKey}, ${t.backends.length} backend(s), ${t.binds.length} bind(s)\n`,
+        `\ntable ${t.index}: hash key ${t.hashKey}, ${t.backends.length} backend(s), ${t.binds.length} bind(s), ` +
+          `hash fields ${t.hashFields ? t.hashFields.join(",") : "not stored (director default)"}` +
+          `${t.altHashFields && t.altHashFields.length > 0 ? `, alternate ${t.altHashFields.join(",")}` : ""}\n`,
       );
       io.stdout(
         columns([

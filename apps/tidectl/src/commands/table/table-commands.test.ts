@@ -2,7 +2,7 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { decodeGlbd, TABLE_ROWS } from "@tide/forwarding";
+import { decodeGlbd, encodeGlbd, TABLE_ROWS } from "@tide/forwarding";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { golden } from "../../__fixtures__/paths";
 import { runCli } from "../../cli";
@@ -143,15 +143,22 @@ describe("tidectl table explain", () => {
       await run("table", "explain", golden("table.bin"), "--src", "10.0.0.1", "--fields", "src_port"),
     ).toBe(2);
     expect(await run("table", "explain", golden("table.json"), "--src", "10.0.0.1")).toBe(1);
-    expect(err).toMatch(/not a valid GLBD v2 table file.*\[bad_magic\]/);
+    expect(err).toMatch(/not a valid GLBD table file.*\[bad_magic\]/);
   });
 });
 
+interface GlbJson {
+  tables: {
+    hash_key: string;
+    binds: { ip: string; proto: string; port?: number }[];
+    backends: { ip: string; state: string; healthy: boolean }[];
+  }[];
+}
+const goldenSpec = async (name: string) => JSON.parse(await readFile(golden(name), "utf8")) as GlbJson;
+
 describe("tidectl table diff", () => {
   it("reports the rows the drain moved, against the same JSON with the proxy active", async () => {
-    const spec = JSON.parse(await readFile(golden("golden-drain.json"), "utf8")) as {
-      tables: { backends: { ip: string; state: string }[] }[];
-    };
+    const spec = await goldenSpec("golden-drain.json");
     const drained = spec.tables[0]!.backends.find((b) => b.state === "draining")!;
     drained.state = "active";
     await writeFile(join(dir, "active.json"), JSON.stringify(spec));
@@ -183,9 +190,12 @@ describe("tidectl table diff", () => {
     out = "";
     expect(await run("table", "diff", "active.bin", golden("golden-drain.bin"))).toBe(0);
     expect(out).toContain(`primary changed in ${expected.length} of 65536 rows`);
+    expect(out).toContain(
+      `backend ${drained.ip}: active, healthy -> draining, healthy (${expected.length} rows change primary to or from it)`,
+    );
   });
 
-  it("reports nothing for identical files and asks for --table when table counts differ", async () => {
+  it("reports nothing for identical files", async () => {
     expect(
       await run(
         "table",
@@ -197,8 +207,105 @@ describe("tidectl table diff", () => {
         "--json",
       ),
     ).toBe(0);
-    expect(JSON.parse(out)[0].primaryChanged.count).toBe(0);
-    expect(await run("table", "diff", golden("golden-drain.bin"), golden("table.bin"))).toBe(2);
+    const [d] = JSON.parse(out);
+    expect(d).toMatchObject({
+      primaryChanged: { count: 0 },
+      hashKeyChanged: false,
+      flowsMoved: null,
+      binds: { added: [], removed: [] },
+      statusChanges: [],
+    });
+    out = "";
+    expect(await run("table", "diff", golden("golden-drain.bin"), golden("golden-drain.bin"))).toBe(0);
+    expect(out).toContain("primary changed in 0 of 65536 rows");
+    expect(out).not.toMatch(/hash key|bind|backend /);
+  });
+
+  it("reports a new hash key: no row changes, most flows move", async () => {
+    const spec = await goldenSpec("golden-drain.json");
+    spec.tables[0]!.hash_key = "f0".repeat(16);
+    await writeFile(join(dir, "rekeyed.json"), JSON.stringify(spec));
+    expect(await run("table", "build", "rekeyed.json", "rekeyed.bin")).toBe(0);
+    out = "";
+    expect(await run("table", "diff", golden("golden-drain.bin"), "rekeyed.bin", "--json")).toBe(0);
+    const [d] = JSON.parse(out);
+    expect(d.primaryChanged.count).toBe(0);
+    expect(d.hashKeyChanged).toBe(true);
+    expect(d.flowsMoved.sampled).toBe(10_000);
+    // A flow on an independent row keeps its proxy with probability sum(primary share^2).
+    const [t] = decodeGlbd(new Uint8Array(await readFile(golden("golden-drain.bin"))));
+    const counts = new Array<number>(t!.backends.length).fill(0);
+    for (let r = 0; r < TABLE_ROWS; r++) counts[t!.primary[r]!]!++;
+    const expected = 1 - counts.reduce((sum, c) => sum + (c / TABLE_ROWS) ** 2, 0);
+    expect(Math.abs(d.flowsMoved.fraction - expected)).toBeLessThan(0.03);
+    out = "";
+    expect(await run("table", "diff", golden("golden-drain.bin"), "rekeyed.bin")).toBe(0);
+    expect(out).toContain("primary changed in 0 of 65536 rows");
+    expect(out).toContain(
+      `hash key changed: flows move to other rows even where no row changed; about ${(d.flowsMoved.fraction * 100).toFixed(2)}% of flows change primary proxy (${d.flowsMoved.moved} of 10000 sampled client flows)`,
+    );
+  });
+
+  it("reports binds, backends and a health change that moves no rows", async () => {
+    const spec = await goldenSpec("golden-drain.json");
+    const t = spec.tables[0]!;
+    // The draining proxy is nowhere primary: marking it unhealthy moves no row.
+    t.backends.find((b) => b.state === "draining")!.healthy = false;
+    const removedBind = t.binds.shift()!;
+    t.binds.push({ ip: "198.51.100.7", proto: "udp", port: 53 });
+    const removedBackend = t.backends.pop()!;
+    await writeFile(join(dir, "changed.json"), JSON.stringify(spec));
+    expect(await run("table", "build", "changed.json", "changed.bin")).toBe(0);
+    out = "";
+    expect(await run("table", "diff", golden("golden-drain.bin"), "changed.bin")).toBe(0);
+    expect(out).toContain("bind added: udp 198.51.100.7/32:53\n");
+    expect(out).toContain(`bind removed: ${removedBind.proto} ${removedBind.ip}/32:${removedBind.port}\n`);
+    expect(out).toContain(`backend removed: ${removedBackend.ip}\n`);
+    expect(out).toContain("backend 10.20.0.13: draining, healthy -> draining, unhealthy (moves no rows)");
+    expect(out).not.toContain("hash key changed");
+  });
+
+  it("reports changed hash fields of GLBD v3 files like a key change", async () => {
+    const [t] = decodeGlbd(new Uint8Array(await readFile(golden("golden-drain.bin"))));
+    await writeFile(
+      join(dir, "src.bin"),
+      encodeGlbd([{ ...t!, hashFields: ["src_addr"], altHashFields: [] }]),
+    );
+    await writeFile(
+      join(dir, "port.bin"),
+      encodeGlbd([{ ...t!, hashFields: ["src_addr", "src_port"], altHashFields: ["src_addr"] }]),
+    );
+    expect(await run("table", "diff", "src.bin", "port.bin")).toBe(0);
+    expect(out).toContain("primary changed in 0 of 65536 rows");
+    expect(out).toMatch(
+      /hash fields changed: src_addr -> src_addr,src_port; flows move to other rows; about \d+\.\d\d% of flows change primary proxy/,
+    );
+    expect(out).toContain("alternate hash fields changed: none -> src_addr");
+    expect(out).not.toContain("hash key changed");
+  });
+
+  it("reports the table count when the files differ in it, and compares the common tables", async () => {
+    expect(await run("table", "diff", golden("golden-drain.bin"), golden("table.bin"))).toBe(0);
+    expect(out).toContain("table count changed: 1 -> 2; table(s) 1 only in");
+    expect(out).toMatch(/table 0: primary changed in \d+ of 65536 rows/);
+    expect(out).not.toMatch(/^table 1:/m);
+    out = "";
+    expect(await run("table", "diff", golden("golden-drain.bin"), golden("table.bin"), "--json")).toBe(0);
+    const json = JSON.parse(out) as { table: number; only?: string }[];
+    expect(json.map((x) => [x.table, x.only])).toEqual([
+      [0, undefined],
+      [1, "b"],
+    ]);
+    expect(await run("table", "diff", golden("golden-drain.bin"), golden("table.bin"), "--table", "1")).toBe(
+      2,
+    );
+    expect(await run("table", "diff", golden("golden-drain.bin"))).toBe(2);
+    expect(await run("table", "diff", "missing.bin", golden("table.bin"))).toBe(1);
+  });
+
+  it("says in its help that a seed change shows as rows changed", async () => {
+    expect(await run("table", "diff", "--help")).toBe(0);
+    expect(out).toMatch(/seed is not stored[\s\S]*rows whose proxies changed/);
   });
 });
 
