@@ -9,3 +9,4 @@ export * from "./redirect-control";
 export * from "./observations";
 export * from "./findings";
 export * from "./agent-protocol";
+export * from "./director-sync";

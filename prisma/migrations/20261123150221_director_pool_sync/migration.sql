@@ -22,13 +22,11 @@ ALTER TABLE "director_pool_sync" ADD CONSTRAINT "director_pool_sync_pool_id_fkey
 -- Desired-state changes, announced on commit: agents long-poll GET /api/v1/agent/desired and the
 -- console wakes them on this channel instead of waiting for their next batch
 -- (services/desired-state.service.ts). Statement-level triggers on everything a desired state is
--- made of; PostgreSQL folds identical notifications of one transaction into one.
-CREATE FUNCTION tide_notify_desired() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM pg_notify('tide_desired', TG_TABLE_NAME);
-  RETURN NULL;
-END;
-$$;
+-- made of. PostgreSQL folds identical notifications of one transaction into one.
+-- Prisma's migration runner splits scripts at every semicolon, even inside dollar quotes, so the
+-- function body is an E-string with its semicolons written as \073.
+CREATE FUNCTION tide_notify_desired() RETURNS trigger LANGUAGE plpgsql
+  AS E'BEGIN PERFORM pg_notify(''tide_desired'', TG_TABLE_NAME)\073 RETURN NULL\073 END';
 
 CREATE TRIGGER table_versions_desired AFTER INSERT ON "table_versions"
   FOR EACH STATEMENT EXECUTE FUNCTION tide_notify_desired();

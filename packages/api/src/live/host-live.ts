@@ -184,6 +184,14 @@ export async function hostLiveUpdate(db: Db, ref: string, after: string | null):
 /** What a notification on OBSERVATIONS_CHANNEL says changed for the host. */
 export type HostChange = "samples" | "findings";
 
+/**
+ * Channel the database itself notifies (triggers of migration director_pool_sync) when anything a
+ * desired state is made of changed: table versions, directors and their pools, PMTU targets.
+ */
+export const DESIRED_CHANNEL = "tide_desired";
+/** Subscriber key of desired-state changes on the shared connection (no host id looks like this). */
+const DESIRED_KEY = "*desired";
+
 type Subscriber = (change: HostChange) => void;
 
 /** Reconnect delays of the shared LISTEN connection after it failed, ms (the last one repeats). */
@@ -196,7 +204,8 @@ const RECONNECT_MS = [250, 1000, 2000, 5000];
  * may have changed (notifications sent while it was down are lost), so pages re-read and catch up.
  *
  * Payloads: `<hostId>` after ingest stored samples, `<hostId> findings` after an evaluation
- * changed findings (services/finding-evaluator.ts).
+ * changed findings (services/finding-evaluator.ts). DESIRED_CHANNEL notifications go to the
+ * desired-state subscribers (agents waiting on /agent/desired).
  */
 class SharedListener {
   private readonly subscribers = new Map<string, Set<Subscriber>>();
@@ -247,6 +256,10 @@ class SharedListener {
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.url() });
     client.on("notification", (n) => {
+      if (n.channel === DESIRED_CHANNEL) {
+        this.emit(DESIRED_KEY, "samples");
+        return;
+      }
       if (n.channel !== OBSERVATIONS_CHANNEL || !n.payload) return;
       const [hostId, what] = n.payload.split(" ");
       this.emit(hostId!, what === "findings" ? "findings" : "samples");
@@ -255,7 +268,7 @@ class SharedListener {
     client.on("end", () => this.lost(client, new Error("connection ended")));
     await client.connect();
     try {
-      await client.query(`LISTEN ${OBSERVATIONS_CHANNEL}`);
+      await client.query(`LISTEN ${OBSERVATIONS_CHANNEL}; LISTEN ${DESIRED_CHANNEL}`);
     } catch (e) {
       await client.end().catch(() => undefined);
       throw e;
@@ -338,6 +351,15 @@ export async function listenForHostSamples(
   return sharedListener().subscribe(hostId, onChange);
 }
 
+/**
+ * Subscribe to desired-state changes (any host's: callers re-read their own) over the shared LISTEN
+ * connection; also called after a reconnect, when anything may have changed. Returns the function
+ * that unsubscribes.
+ */
+export async function listenForDesiredChanges(onChange: () => void): Promise<() => void> {
+  return sharedListener().subscribe(DESIRED_KEY, () => onChange());
+}
+
 /** Subscribers of the shared LISTEN connection. */
 export function liveListenerSize() {
   return sharedListener().size();
@@ -348,6 +370,7 @@ export function createHostListener(databaseUrl: string) {
   const l = new SharedListener(() => databaseUrl);
   return {
     subscribe: (hostId: string, onChange: (change: HostChange) => void) => l.subscribe(hostId, onChange),
+    subscribeDesired: (onChange: () => void) => l.subscribe(DESIRED_KEY, () => onChange()),
     size: () => l.size(),
   };
 }

@@ -5,6 +5,7 @@ import { findingsRouter } from "./findings.router";
 import { hostsRouter, hostTokensRouter, observationsRouter } from "./hosts.router";
 import { authRouter, directorsRouter, fleetRouter, poolsRouter } from "./fleet.router";
 import { proxiesRouter } from "./proxies.router";
+import { syncRouter } from "./sync.router";
 import { tablesRouter } from "./tables.router";
 import { tokensRouter } from "./tokens.router";
 
@@ -22,6 +23,7 @@ export const appRouter = router({
   hostTokens: hostTokensRouter,
   observations: observationsRouter,
   findings: findingsRouter,
+  sync: syncRouter,
 });
 
 export type AppRouter = typeof appRouter;

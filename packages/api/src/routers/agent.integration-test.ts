@@ -167,7 +167,7 @@ describe("host tokens", () => {
     expect(String(apiOnAgent.body?.message)).toMatch(/host token/);
     expect(
       (await callerFor(db, s.admin)
-        .agent.desired()
+        .agent.desired({})
         .catch((e: Error) => e.message)) as string,
     ).toMatch(/host token/);
     for (const path of ["/hosts", "/findings", "/pools", "/me"]) {

@@ -7,7 +7,10 @@ import {
 } from "@tide/contracts";
 import { z } from "zod";
 import { ingestEnv } from "../env";
+import { listenForDesiredChanges } from "../live/host-live";
 import { agentDesired, agentHello } from "../services/agent.service";
+import { DESIRED_WAIT_MAX_MS } from "../services/desired-state.service";
+import { recordDirectorSync } from "../services/director-sync.service";
 import { ingestObservations } from "../services/ingest.service";
 import { agentProcedure, router } from "../trpc";
 
@@ -41,6 +44,7 @@ export const agentRouter = router({
       const r = await ingestObservations(ctx.db, ctx.host, input, {
         retentionMinutes: ingestEnv().TIDE_OBSERVATION_RETENTION_MINUTES,
       });
+      await recordDirectorSync(ctx.db, ctx.host.hostname, input.dataPlane);
       return { accepted: r.accepted, desiredRevision: r.desiredRevision };
     }),
   desired: agentProcedure
@@ -49,10 +53,34 @@ export const agentRouter = router({
         method: "GET",
         path: "/agent/desired",
         tags: ["agent"],
-        summary: "The host's desired state",
+        summary:
+          "The host's desired state; with `after` (a revision) and `waitMs`, answers as soon as the revision differs (long poll)",
       },
     })
-    .input(z.void())
+    .input(
+      z.object({
+        after: z.coerce
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .describe("The revision the agent has; with waitMs, wait until the desired state differs from it"),
+        waitMs: z.coerce
+          .number()
+          .int()
+          .min(0)
+          .max(DESIRED_WAIT_MAX_MS)
+          .optional()
+          .describe(`How long to wait for a change, ms (at most ${DESIRED_WAIT_MAX_MS})`),
+      }),
+    )
     .output(DesiredState)
-    .query(({ ctx }) => agentDesired(ctx.db, ctx.host)),
+    .query(({ ctx, input }) =>
+      agentDesired(
+        ctx.db,
+        ctx.host,
+        { after: input.after, waitMs: input.waitMs ?? 0 },
+        listenForDesiredChanges,
+      ),
+    ),
 });

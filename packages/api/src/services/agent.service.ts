@@ -1,7 +1,7 @@
 import { TideError, type AgentHello, type AgentHelloReply, type DesiredState } from "@tide/contracts";
 import type { Db, Prisma } from "@tide/db";
 import type { HostCaller } from "../auth/host-tokens.service";
-import { desiredStateFor } from "./desired-state.service";
+import { desiredStateFor, waitForDesired } from "./desired-state.service";
 
 /** The agent's first call (and after every reconnect): record what the host runs, answer with desired state. */
 export async function agentHello(db: Db, host: HostCaller, input: AgentHello): Promise<AgentHelloReply> {
@@ -25,7 +25,14 @@ export async function agentHello(db: Db, host: HostCaller, input: AgentHello): P
   return { hostId: host.hostname, desired: await desiredStateFor(db, host.hostId) };
 }
 
-export async function agentDesired(db: Db, host: HostCaller): Promise<DesiredState> {
+/** The desired state now, or (with `after` and a wait) as soon as it differs from revision `after`. */
+export async function agentDesired(
+  db: Db,
+  host: HostCaller,
+  wait: { after?: number | undefined; waitMs: number } = { waitMs: 0 },
+  listen?: (onChange: () => void) => Promise<() => void>,
+): Promise<DesiredState> {
   await db.host.update({ where: { id: host.hostId }, data: { lastSeenAt: new Date() } });
-  return desiredStateFor(db, host.hostId);
+  if (wait.after === undefined || listen === undefined) return desiredStateFor(db, host.hostId);
+  return waitForDesired(db, host.hostId, wait.after, wait.waitMs, listen);
 }

@@ -65,3 +65,71 @@ export async function desiredStateFor(db: Db, hostId: string): Promise<DesiredSt
   const after = await db.host.findUniqueOrThrow({ where: { id: hostId }, select: { desiredRevision: true } });
   return { revision: after.desiredRevision, ...body };
 }
+
+/** Longest an agent may wait on /agent/desired for a change, ms (under common proxy idle timeouts). */
+export const DESIRED_WAIT_MAX_MS = 25_000;
+
+/**
+ * Long poll: the host's desired state as soon as its revision differs from `after`, or the current
+ * one after `waitMs`. Woken by the database's notifications on every change a desired state is made
+ * of (live/host-live.ts listenForDesiredChanges), so a drain reaches the directors' agents at commit,
+ * not at their next batch. Re-reads once per notification burst; never more than one read at a time.
+ */
+export async function waitForDesired(
+  db: Db,
+  hostId: string,
+  after: number,
+  waitMs: number,
+  listen: (onChange: () => void) => Promise<() => void>,
+): Promise<DesiredState> {
+  const first = await desiredStateFor(db, hostId);
+  if (first.revision !== after || waitMs <= 0) return first;
+  return new Promise<DesiredState>((resolve) => {
+    let latest = first;
+    let done = false;
+    let reading = false;
+    let again = false;
+    let unsubscribe: (() => void) | null = null;
+    const finish = (d: DesiredState) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      unsubscribe?.();
+      resolve(d);
+    };
+    const reread = async () => {
+      if (reading) {
+        again = true;
+        return;
+      }
+      reading = true;
+      try {
+        do {
+          again = false;
+          latest = await desiredStateFor(db, hostId);
+          if (latest.revision !== after) return finish(latest);
+        } while (again && !done);
+      } catch (e) {
+        console.error(`desired state of ${hostId}: re-read failed`, e);
+      } finally {
+        reading = false;
+      }
+    };
+    const timer = setTimeout(() => finish(latest), Math.min(waitMs, DESIRED_WAIT_MAX_MS));
+    listen(() => void reread()).then(
+      (u) => {
+        if (done) u();
+        else {
+          unsubscribe = u;
+          // A change between the first read and the subscription would otherwise wait for the timeout.
+          void reread();
+        }
+      },
+      (e: unknown) => {
+        // No LISTEN connection now: answer at once; the agent's next batch still carries the revision.
+        console.error("desired state: cannot listen for changes", e);
+        finish(latest);
+      },
+    );
+  });
+}
