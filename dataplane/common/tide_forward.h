@@ -46,6 +46,9 @@ struct tide_fwd_bind {
 
 struct tide_fwd_table {
 	struct tide_sipkey key;
+	/* What this table is hashed on: the v3 trailer's, or the director's default for v2. Next
+	 * to the key, so the packet path reads both from one cache line. */
+	struct tide_hash_config hash;
 	uint32_t num_backends;
 	uint32_t rows[TIDE_TABLE_ROWS][2]; /* primary, secondary IPv4 address (network order) */
 	uint8_t slots[TIDE_TABLE_ROWS][2]; /* the same as backend slot indexes (explain, status) */
@@ -53,6 +56,7 @@ struct tide_fwd_table {
 };
 
 struct tide_fwd_set {
+	uint32_t version; /* GLBD version of the file: 2 or 3 */
 	uint32_t num_tables;
 	uint32_t num_binds;
 	struct tide_fwd_bind binds[TIDE_MAX_TABLES * TIDE_MAX_BINDS];
@@ -126,9 +130,12 @@ static inline void tide_fwd_set_free(struct tide_fwd_set *set)
  * tide_fwd_set_free); on failure -EINVAL with *err, or -ENOMEM. The input is copied.
  * Beyond the GLBD rules, the director refuses IPv6 backends (the outer header is IPv4) and
  * binds of two different tables that overlap (a packet must match one pool only).
+ * A v3 table is hashed on its trailer's fields, a v2 table on `defaults` (the configured
+ * hash_fields / alt_hash_fields; fields must be non-zero).
  */
-static inline int tide_fwd_set_build(const uint8_t *file, size_t len, struct tide_fwd_set **out,
-				     struct tide_glbd_error *err)
+static inline int tide_fwd_set_build(const uint8_t *file, size_t len,
+				     const struct tide_hash_config *defaults,
+				     struct tide_fwd_set **out, struct tide_glbd_error *err)
 {
 	struct tide_fwd_set *set;
 	uint32_t n_tables = 0;
@@ -146,6 +153,7 @@ static inline int tide_fwd_set_build(const uint8_t *file, size_t len, struct tid
 	}
 	memcpy(set->file, file, len);
 	set->file_len = len;
+	set->version = tide_glbd_version(set->file);
 	set->num_tables = n_tables;
 	for (uint32_t t = 0; t < n_tables; t++) {
 		const uint8_t *raw = tide_glbd_table(set->file, t);
@@ -156,6 +164,14 @@ static inline int tide_fwd_set_build(const uint8_t *file, size_t len, struct tid
 		tbl->raw = raw;
 		tbl->num_backends = tide_rd_le32(raw);
 		tbl->key = tide_sipkey_from_bytes(raw + TIDE_GLBD_HASH_KEY_OFF);
+		if (set->version == TIDE_GLBD_VERSION_3) {
+			const uint8_t *e = tide_glbd_trailer(set->file, n_tables, t);
+
+			tbl->hash.fields = e[0];
+			tbl->hash.alt_fields = e[1];
+		} else {
+			tbl->hash = *defaults;
+		}
 		for (uint32_t i = 0; i < tbl->num_backends; i++) {
 			const uint8_t *b =
 				raw + TIDE_GLBD_BACKENDS_OFF + i * TIDE_GLBD_BACKEND_SIZE;
@@ -277,29 +293,30 @@ static inline uint16_t tide_outer_sport(uint64_t digest, uint16_t client_src_por
 }
 
 /*
- * First half of a decision: bind -> table, digest, row, outer source port (and the alt row).
- * Prefetches the row(s) so that a burst can locate every packet before any row is read
- * (65,536 rows are 512 KB per table: a row is usually not in L1/L2). Returns TIDE_FORWARD or
- * TIDE_DROP_NO_BIND.
+ * First half of a decision: bind -> table, digest (on the table's own hash fields), row, outer
+ * source port (and the alt row). Prefetches the row(s) so that a burst can locate every packet
+ * before any row is read (65,536 rows are 512 KB per table: a row is usually not in L1/L2).
+ * Returns TIDE_FORWARD or TIDE_DROP_NO_BIND.
  */
 static inline enum tide_verdict tide_fwd_locate(const struct tide_fwd_set *set,
-						const struct tide_hash_config *cfg,
 						const struct tide_flow *f, struct tide_decision *d)
 {
 	const struct tide_fwd_bind *b = tide_fwd_match(set, f);
 	const struct tide_fwd_table *tbl;
+	struct tide_hash_config cfg;
 
 	if (!b)
 		return TIDE_DROP_NO_BIND;
 	tbl = &set->tables[b->table];
+	cfg = tbl->hash;
 	d->table = b->table;
-	d->digest = tide_flow_digest(tbl->key, f, cfg->fields);
+	d->digest = tide_flow_digest(tbl->key, f, cfg.fields);
 	d->row = (uint32_t)(d->digest & 0xffff);
 	d->outer_sport = tide_outer_sport(d->digest, f->src_port);
 	__builtin_prefetch(&tbl->rows[d->row]);
 	d->hop_count = 1;
-	if (cfg->alt_fields) {
-		d->alt_row = (uint32_t)(tide_flow_digest(tbl->key, f, cfg->alt_fields) & 0xffff);
+	if (cfg.alt_fields) {
+		d->alt_row = (uint32_t)(tide_flow_digest(tbl->key, f, cfg.alt_fields) & 0xffff);
 		d->hop_count = 3;
 		__builtin_prefetch(&tbl->rows[d->alt_row]);
 	}
@@ -321,10 +338,9 @@ static inline void tide_fwd_fill(const struct tide_fwd_set *set, struct tide_dec
 
 /* The whole decision for a parsed flow. Returns TIDE_FORWARD or TIDE_DROP_NO_BIND. */
 static inline enum tide_verdict tide_fwd_decide(const struct tide_fwd_set *set,
-						const struct tide_hash_config *cfg,
 						const struct tide_flow *f, struct tide_decision *d)
 {
-	enum tide_verdict v = tide_fwd_locate(set, cfg, f, d);
+	enum tide_verdict v = tide_fwd_locate(set, f, d);
 
 	if (v == TIDE_FORWARD)
 		tide_fwd_fill(set, d);

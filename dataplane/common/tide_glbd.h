@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * glb-director's binary forwarding table file, "GLBD" version 2, and its validation.
+ * glb-director's binary forwarding table file, "GLBD" version 2, Tide's version 3, and their
+ * validation.
  *
  * Little-endian integers, addresses in network order, packed (see packages/forwarding's
  * glbd-codec.ts, which writes the same bytes and uses the same error codes):
@@ -11,6 +12,10 @@
  *     u32 num_binds;    256 x bind {u32 family, addr[16], u16 prefix_bits, u16 port_start,
  *                                   u16 port_end, u8 proto, u8 reserved}             (28 B each)
  *     hash_key[16]; 65,536 x {u32 primary, u32 secondary} (backend slot indexes)
+ * Version 3 = the version 2 layout unchanged, then a trailer of num_tables x 4 bytes, one per
+ * table in order: u8 hash_fields (src_addr 0x1, dst_addr 0x2, src_port 0x4, dst_port 0x8;
+ * non-zero, no other bits), u8 alt_hash_fields (same bits, 0 = no migration), u16 reserved = 0.
+ * A v3 table is hashed on its own fields; a v2 table on the director's configured default.
  *
  * tide_glbd_validate() checks everything a reader relies on before a single byte is used, so a
  * bad file is refused with a reason and never half-applied.
@@ -25,7 +30,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#define TIDE_GLBD_VERSION 2u
+#define TIDE_GLBD_VERSION_2 2u /* glb-director's */
+#define TIDE_GLBD_VERSION_3 3u /* + per-table hash fields */
 #define TIDE_TABLE_ROWS 65536u
 #define TIDE_MAX_BACKENDS 256u
 #define TIDE_MAX_BINDS 256u
@@ -45,6 +51,10 @@
 #define TIDE_GLBD_ROWS_OFF (TIDE_GLBD_HASH_KEY_OFF + 16u)
 /* 537,624 bytes per table. */
 #define TIDE_GLBD_TABLE_SIZE (TIDE_GLBD_ROWS_OFF + TIDE_TABLE_ROWS * 8u)
+/* v3 trailer entry per table: hash_fields, alt_hash_fields, u16 reserved. */
+#define TIDE_GLBD_TRAILER_ENTRY_SIZE 4u
+/* Every defined hash-field bit (TIDE_HASH_* in tide_forward.h). */
+#define TIDE_GLBD_HASH_FIELD_BITS 0xfu
 
 #define TIDE_FAMILY_IPV4 1u
 #define TIDE_FAMILY_IPV6 2u
@@ -74,9 +84,25 @@ static inline uint16_t tide_rd_le16(const uint8_t *p)
 	return (uint16_t)(p[0] | p[1] << 8);
 }
 
-static inline size_t tide_glbd_file_size(uint32_t num_tables)
+static inline size_t tide_glbd_file_size(uint32_t num_tables, uint32_t version)
 {
-	return TIDE_GLBD_HEADER_SIZE + (size_t)TIDE_GLBD_TABLE_SIZE * num_tables;
+	size_t per_table = TIDE_GLBD_TABLE_SIZE +
+			   (version == TIDE_GLBD_VERSION_3 ? TIDE_GLBD_TRAILER_ENTRY_SIZE : 0);
+
+	return TIDE_GLBD_HEADER_SIZE + per_table * num_tables;
+}
+
+/* Version of a file that tide_glbd_validate() accepted. */
+static inline uint32_t tide_glbd_version(const uint8_t *file)
+{
+	return tide_rd_le32(file + 4);
+}
+
+/* The v3 trailer entry of table t (only for a validated v3 file of num_tables tables). */
+static inline const uint8_t *tide_glbd_trailer(const uint8_t *file, uint32_t num_tables, uint32_t t)
+{
+	return file + TIDE_GLBD_HEADER_SIZE + (size_t)TIDE_GLBD_TABLE_SIZE * num_tables +
+	       (size_t)TIDE_GLBD_TRAILER_ENTRY_SIZE * t;
 }
 
 static inline const uint8_t *tide_glbd_table(const uint8_t *file, uint32_t t)
@@ -130,8 +156,9 @@ static inline int tide_glbd_check_address(const uint8_t *file, size_t o, int32_t
 }
 
 /*
- * Validates a whole GLBD v2 file. Returns 0 and sets *num_tables, or -EINVAL with *err filled.
- * Checks the same rules as decodeGlbd() in packages/forwarding, in the same order.
+ * Validates a whole GLBD v2 or v3 file. Returns 0 and sets *num_tables, or -EINVAL with *err
+ * filled. Checks the same rules as decodeGlbd() in packages/forwarding, in the same order
+ * (header, tables, then the v3 trailer).
  */
 static inline int tide_glbd_validate(const uint8_t *file, size_t len, uint32_t *num_tables,
 				     struct tide_glbd_error *err)
@@ -143,16 +170,17 @@ static inline int tide_glbd_validate(const uint8_t *file, size_t len, uint32_t *
 	} header[] = {{12, TIDE_TABLE_ROWS, "table_entries"},
 		      {16, TIDE_MAX_BACKENDS, "max_backends"},
 		      {20, TIDE_MAX_BINDS, "max_binds"}};
-	uint32_t n_tables;
+	uint32_t n_tables, version;
 
 	if (len < TIDE_GLBD_HEADER_SIZE)
 		return tide_glbd_fail(err, "bad_size", -1, -1, -1, -1,
 				      "file is %zu bytes, shorter than the 24-byte header", len);
 	if (memcmp(file, "GLBD", 4) != 0)
 		return tide_glbd_fail(err, "bad_magic", -1, -1, -1, 0, "magic is not \"GLBD\"");
-	if (tide_rd_le32(file + 4) != TIDE_GLBD_VERSION)
-		return tide_glbd_fail(err, "bad_version", -1, -1, -1, 4, "version %u, expected 2",
-				      tide_rd_le32(file + 4));
+	version = tide_rd_le32(file + 4);
+	if (version != TIDE_GLBD_VERSION_2 && version != TIDE_GLBD_VERSION_3)
+		return tide_glbd_fail(err, "bad_version", -1, -1, -1, 4,
+				      "version %u, expected 2 or 3", version);
 	n_tables = tide_rd_le32(file + 8);
 	for (size_t i = 0; i < sizeof(header) / sizeof(header[0]); i++) {
 		uint32_t v = tide_rd_le32(file + header[i].offset);
@@ -165,11 +193,12 @@ static inline int tide_glbd_validate(const uint8_t *file, size_t len, uint32_t *
 	if (n_tables == 0 || n_tables > TIDE_MAX_TABLES)
 		return tide_glbd_fail(err, "bad_header", -1, -1, -1, 8, "num_tables is %u (1..%u)",
 				      n_tables, TIDE_MAX_TABLES);
-	if (len != tide_glbd_file_size(n_tables))
+	if (len != tide_glbd_file_size(n_tables, version))
 		return tide_glbd_fail(err, "bad_size", -1, -1, -1, -1,
-				      "file is %zu bytes; %u tables need 24 + %u x %u = %zu", len,
-				      n_tables, n_tables, TIDE_GLBD_TABLE_SIZE,
-				      tide_glbd_file_size(n_tables));
+				      "file is %zu bytes; %u v%u tables need 24 + %u x %u%s = %zu",
+				      len, n_tables, version, n_tables, TIDE_GLBD_TABLE_SIZE,
+				      version == TIDE_GLBD_VERSION_3 ? " + 4 each" : "",
+				      tide_glbd_file_size(n_tables, version));
 
 	for (uint32_t t = 0; t < n_tables; t++) {
 		const size_t base = TIDE_GLBD_HEADER_SIZE + (size_t)TIDE_GLBD_TABLE_SIZE * t;
@@ -272,6 +301,20 @@ static inline int tide_glbd_validate(const uint8_t *file, size_t len, uint32_t *
 						      "backend index %u >= num_backends %u",
 						      p >= n ? p : s, n);
 		}
+	}
+	for (uint32_t t = 0; version == TIDE_GLBD_VERSION_3 && t < n_tables; t++) {
+		const uint8_t *e = tide_glbd_trailer(file, n_tables, t);
+		const int64_t o = (int64_t)(e - file);
+
+		if (e[0] == 0 || (e[0] & ~TIDE_GLBD_HASH_FIELD_BITS))
+			return tide_glbd_fail(err, "bad_hash_fields", (int32_t)t, -1, -1, o,
+					      "hash_fields 0x%x (non-zero, bits 0x1..0x8)", e[0]);
+		if (e[1] & ~TIDE_GLBD_HASH_FIELD_BITS)
+			return tide_glbd_fail(err, "bad_alt_hash_fields", (int32_t)t, -1, -1, o + 1,
+					      "alt_hash_fields 0x%x (bits 0x1..0x8)", e[1]);
+		if (tide_rd_le16(e + 2) != 0)
+			return tide_glbd_fail(err, "bad_reserved", (int32_t)t, -1, -1, o + 2,
+					      "trailer reserved field is not 0");
 	}
 	*num_tables = n_tables;
 	return 0;

@@ -18,7 +18,6 @@
  * A burst runs this for every packet first, so the row reads of stage 2 rarely miss.
  */
 static inline enum tide_verdict tide_pipeline_classify(const struct tide_fwd_set *set,
-						       const struct tide_hash_config *cfg,
 						       const uint8_t *frame, uint32_t len,
 						       struct tide_flow *f, struct tide_decision *d)
 {
@@ -32,7 +31,7 @@ static inline enum tide_verdict tide_pipeline_classify(const struct tide_fwd_set
 		return v;
 	if (!set)
 		return TIDE_DROP_NO_TABLE;
-	return tide_fwd_locate(set, cfg, f, d);
+	return tide_fwd_locate(set, f, d);
 }
 
 /*
@@ -62,13 +61,12 @@ tide_pipeline_finish(const struct tide_fwd_set *set, const struct tide_encap_par
 
 /* Both stages for one packet (tests, fuzzing, explain-like callers). */
 static inline enum tide_verdict tide_pipeline(const struct tide_fwd_set *set,
-					      const struct tide_hash_config *cfg,
 					      const struct tide_encap_params *ep, uint32_t mtu,
 					      uint8_t *frame, uint32_t len, uint32_t headroom,
 					      struct tide_flow *f, struct tide_decision *d,
 					      uint32_t *prepend, uint32_t *out_len)
 {
-	enum tide_verdict v = tide_pipeline_classify(set, cfg, frame, len, f, d);
+	enum tide_verdict v = tide_pipeline_classify(set, frame, len, f, d);
 
 	if (v != TIDE_FORWARD)
 		return v;

@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,20 +118,39 @@ static json_t *control_fields_json(uint8_t fields)
 
 /* ---- commands ---- */
 
+/* "hash_fields" and "alt_hash_fields" of a table, added to `obj`. */
+static json_t *control_add_fields(json_t *obj, const struct tide_hash_config *hash)
+{
+	json_object_set_new(obj, "hash_fields", control_fields_json(hash->fields));
+	json_object_set_new(obj, "alt_hash_fields", control_fields_json(hash->alt_fields));
+	return obj;
+}
+
 static json_t *control_pool_json(const struct tide_fwd_table *tbl, uint32_t index,
 				 const struct table_pool *pool)
 {
 	static const char *const states[] = {"filling", "active", "draining"};
 	json_t *backends = json_array(), *binds = json_array();
 	uint32_t n_binds = tide_rd_le32(tbl->raw + TIDE_GLBD_NUM_BINDS_OFF);
+	bool used[TIDE_MAX_BACKENDS] = {false};
 
+	/* State 2 is shared by draining and inactive; only inactive proxies are in no row (the
+	 * same rule as decodeGlbd in packages/forwarding). */
+	for (uint32_t r = 0; r < TIDE_TABLE_ROWS; r++) {
+		used[tbl->slots[r][0]] = true;
+		used[tbl->slots[r][1]] = true;
+	}
 	for (uint32_t i = 0; i < tbl->num_backends; i++) {
 		const uint8_t *b = tbl->raw + TIDE_GLBD_BACKENDS_OFF + i * TIDE_GLBD_BACKEND_SIZE;
+		uint16_t state = tide_rd_le16(b + 20);
 
-		json_array_append_new(backends, json_pack("{s:i,s:o,s:s,s:b}", "slot", (int)i,
-							  "address", control_glbd_addr_json(b),
-							  "state", states[tide_rd_le16(b + 20)],
-							  "healthy", tide_rd_le16(b + 22) == 1));
+		json_array_append_new(backends,
+				      json_pack("{s:i,s:o,s:s,s:b}", "slot", (int)i, "address",
+						control_glbd_addr_json(b), "state",
+						state == TIDE_STATE_DRAINING && !used[i]
+							? "inactive"
+							: states[state],
+						"healthy", tide_rd_le16(b + 22) == 1));
 	}
 	for (uint32_t i = 0; i < n_binds; i++) {
 		const uint8_t *b = tbl->raw + TIDE_GLBD_BINDS_OFF + i * TIDE_GLBD_BIND_SIZE;
@@ -142,9 +162,11 @@ static json_t *control_pool_json(const struct tide_fwd_table *tbl, uint32_t inde
 						       "port_start", (int)tide_rd_le16(b + 22),
 						       "port_end", (int)tide_rd_le16(b + 24)));
 	}
-	return json_pack("{s:i,s:s,s:s,s:o,s:o,s:o}", "index", (int)index, "name", pool->name,
-			 "content_hash", pool->content_hash, "loaded_at",
-			 control_time_json(&pool->loaded_at), "backends", backends, "binds", binds);
+	return control_add_fields(json_pack("{s:i,s:s,s:s,s:o,s:o,s:o}", "index", (int)index,
+					    "name", pool->name, "content_hash", pool->content_hash,
+					    "loaded_at", control_time_json(&pool->loaded_at),
+					    "backends", backends, "binds", binds),
+				  &tbl->hash);
 }
 
 static json_t *control_status(json_t *id)
@@ -207,8 +229,8 @@ static json_t *control_status(json_t *id)
 			      control_time_json(&control_started_real), "uptime_s",
 			      (double)(now.tv_sec - control_started_mono.tv_sec) +
 				      (double)(now.tv_nsec - control_started_mono.tv_nsec) / 1e9,
-			      "hash_fields", control_fields_json(worker_params.hash.fields),
-			      "alt_hash_fields", control_fields_json(worker_params.hash.alt_fields),
+			      "hash_fields", control_fields_json(control_cfg->hash_fields),
+			      "alt_hash_fields", control_fields_json(control_cfg->alt_hash_fields),
 			      "gateway", "mac", control_mac_json(e->gateway_mac), "source_ip",
 			      control_ipv4_json(e->source_ip), "mtu", (int)worker_params.mtu,
 			      "ports", ports, "lcores", lcores, "table", table, "pools", pools));
@@ -259,9 +281,12 @@ static json_t *control_load_table(json_t *id, json_t *req)
 		return control_table_err(id, &err, json_string_value(path));
 	pools = json_array();
 	for (uint32_t t = 0; t < info.num_pools; t++)
-		json_array_append_new(pools, json_pack("{s:i,s:s,s:s}", "index", (int)t, "name",
-						       info.pools[t].name, "content_hash",
-						       info.pools[t].content_hash));
+		json_array_append_new(
+			pools,
+			control_add_fields(json_pack("{s:i,s:s,s:s}", "index", (int)t, "name",
+						     info.pools[t].name, "content_hash",
+						     info.pools[t].content_hash),
+					   &info.pools[t].hash));
 	return tide_control_ok(id,
 			       json_pack("{s:I,s:f,s:o}", "generation", (json_int_t)info.generation,
 					 "load_ms", info.load_ms, "pools", pools));
@@ -320,6 +345,7 @@ static json_t *control_explain(json_t *id, json_t *req)
 	const char *proto = json_string_value(json_object_get(req, "protocol"));
 	const struct tide_fwd_set *set;
 	struct tide_decision d;
+	struct tide_hash_config hash = {0, 0};
 	struct tide_flow f;
 	enum tide_verdict v;
 	json_t *r, *hops, *alt = NULL;
@@ -370,7 +396,9 @@ static json_t *control_explain(json_t *id, json_t *req)
 		rte_rcu_qsbr_thread_offline(worker_rcu, WORKER_RCU_CONTROL_ID);
 		return tide_control_err(id, "no_table", NULL, "no forwarding table is loaded");
 	}
-	v = tide_fwd_decide(set, &worker_params.hash, &f, &d);
+	v = tide_fwd_decide(set, &f, &d);
+	if (v == TIDE_FORWARD)
+		hash = set->tables[d.table].hash;
 	rte_rcu_qsbr_thread_offline(worker_rcu, WORKER_RCU_CONTROL_ID);
 	if (v != TIDE_FORWARD)
 		return tide_control_err(id, "no_bind", NULL, "no pool binds %s %s port %u", proto,
@@ -387,11 +415,14 @@ static json_t *control_explain(json_t *id, json_t *req)
 	pool_name = d.table < info.num_pools ? info.pools[d.table].name : "";
 	snprintf(digest, sizeof(digest), "%016llx", (unsigned long long)d.digest);
 	return tide_control_ok(
-		id, json_pack("{s:s,s:i,s:i,s:s,s:o,s:o,s:o,s:i,s:o}", "pool", pool_name,
-			      "pool_index", (int)d.table, "row", (int)d.row, "digest", digest,
-			      "primary", control_ipv4_json(d.primary), "secondary",
-			      control_ipv4_json(d.hops[0]), "hops", hops, "outer_source_port",
-			      (int)d.outer_sport, "alt", alt ? alt : json_null()));
+		id,
+		control_add_fields(
+			json_pack("{s:s,s:i,s:i,s:s,s:o,s:o,s:o,s:i,s:o}", "pool", pool_name,
+				  "pool_index", (int)d.table, "row", (int)d.row, "digest", digest,
+				  "primary", control_ipv4_json(d.primary), "secondary",
+				  control_ipv4_json(d.hops[0]), "hops", hops, "outer_source_port",
+				  (int)d.outer_sport, "alt", alt ? alt : json_null()),
+			&hash));
 }
 
 static json_t *control_set_gateway(json_t *id, json_t *req)

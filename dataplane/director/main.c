@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tide-director: GLB-style L4 director on DPDK. Receives client packets, picks a proxy pair from
- * the forwarding table (GLBD v2) and sends them on GUE-encapsulated, one-armed.
+ * the forwarding table (GLBD v2 or v3) and sends them on GUE-encapsulated, one-armed.
  *
  *   tide-director [EAL options] -- --config PATH [--control PATH] [--table PATH]
+ *   tide-director [EAL options] -- --help
  *
  * Worker lcores (every EAL lcore but the main one) forward; the main lcore serves the control
  * socket. With a single lcore, the main lcore forwards and a control thread serves the socket.
@@ -12,6 +13,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,14 +43,35 @@ static void signal_handler(int signum)
 	worker_quit = true;
 }
 
-static void usage(const char *prog)
+static void usage(FILE *out, const char *prog)
 {
-	fprintf(stderr,
+	fprintf(out,
 		"usage: %s [EAL options] -- --config PATH [--control PATH] [--table PATH]\n"
 		"  --config PATH   JSON configuration (see director.example.json)\n"
 		"  --control PATH  control socket, overrides \"control_socket\"\n"
-		"  --table PATH    forwarding table loaded at start, overrides \"table_file\"\n",
-		prog);
+		"  --table PATH    forwarding table (GLBD v2 or v3) loaded at start, overrides\n"
+		"                  \"table_file\"\n"
+		"  --help          this text (EAL's own options: %s --help)\n",
+		prog, prog);
+}
+
+/*
+ * `-- --help` (or -h) among the application arguments: answered before rte_eal_init(), which
+ * would otherwise need hugepages, the vdevs' interfaces and a free file prefix just to print it.
+ */
+static bool wants_help(int argc, char **argv)
+{
+	bool app = false;
+
+	for (int i = 1; i < argc; i++) {
+		if (!app) {
+			app = strcmp(argv[i], "--") == 0;
+			continue;
+		}
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return true;
+	}
+	return false;
 }
 
 /* Parses the application arguments (after "--"). Returns 0 or -EINVAL. */
@@ -107,6 +130,10 @@ int main(int argc, char **argv)
 	char err[512];
 	int rc, ret;
 
+	if (wants_help(argc, argv)) {
+		usage(stdout, "tide-director");
+		return 0;
+	}
 	ret = rte_eal_init(argc, argv);
 	if (ret < 0) {
 		fprintf(stderr, "tide-director: EAL init failed: %s\n", rte_strerror(rte_errno));
@@ -116,7 +143,7 @@ int main(int argc, char **argv)
 	argv += ret;
 	argv[0] = (char *)"tide-director";
 	if (parse_args(argc, argv, &config_path, &control_path, &table_path)) {
-		usage(argv[0]);
+		usage(stderr, argv[0]);
 		rte_eal_cleanup();
 		return EXIT_CONFIG;
 	}
@@ -140,8 +167,6 @@ int main(int argc, char **argv)
 	signal(SIGTERM, signal_handler);
 	signal(SIGPIPE, SIG_IGN);
 
-	worker_params.hash.fields = cfg.hash_fields;
-	worker_params.hash.alt_fields = cfg.alt_hash_fields;
 	worker_params.mtu = cfg.mtu;
 	worker_params.burst = cfg.burst;
 	worker_params.idle_sleep_us = cfg.idle_sleep_us;

@@ -57,7 +57,11 @@ static int table_fail(struct table_error *err, const char *code, int rc, const c
 	return rc;
 }
 
-/* Reads the whole file into a malloc'd buffer. */
+/*
+ * Reads the whole file into a malloc'd buffer. Loads run on the control thread, so nothing here
+ * may block: a FIFO or device is refused after stat(), before open() (opening a FIFO for reading
+ * waits for a writer), and O_NONBLOCK covers a file swapped for one in between.
+ */
 static int table_read_file(const char *path, uint8_t **buf, size_t *len, struct table_error *err)
 {
 	struct stat st;
@@ -65,7 +69,14 @@ static int table_read_file(const char *path, uint8_t **buf, size_t *len, struct 
 	size_t done = 0;
 	int fd, rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (stat(path, &st) < 0) {
+		rc = -errno;
+		return table_fail(err, "io_error", rc, "cannot open %s: %s", path, strerror(-rc));
+	}
+	if (!S_ISREG(st.st_mode))
+		return table_fail(err, "io_error", -EINVAL,
+				  "%s is not a regular file (a FIFO, device or directory)", path);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		rc = -errno;
 		return table_fail(err, "io_error", rc, "cannot open %s: %s", path, strerror(-rc));
@@ -77,10 +88,11 @@ static int table_read_file(const char *path, uint8_t **buf, size_t *len, struct 
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		return table_fail(err, "io_error", -EINVAL, "%s is not a regular file", path);
+		return table_fail(err, "io_error", -EINVAL,
+				  "%s is not a regular file (a FIFO, device or directory)", path);
 	}
 	/* Anything larger than the largest valid file is refused by size before reading it. */
-	if ((size_t)st.st_size > tide_glbd_file_size(TIDE_MAX_TABLES)) {
+	if ((size_t)st.st_size > tide_glbd_file_size(TIDE_MAX_TABLES, TIDE_GLBD_VERSION_3)) {
 		close(fd);
 		err->code = "invalid_table";
 		err->has_glbd = true;
@@ -115,9 +127,13 @@ static int table_read_file(const char *path, uint8_t **buf, size_t *len, struct 
 	return 0;
 }
 
-/* sha256 of table `t` as a 1-table GLBD file: the console hashes a pool's file the same way. */
-static int table_content_hash(const uint8_t *file, uint32_t t, char hex[65])
+/*
+ * sha256 of table `t` as a 1-table GLBD file of the loaded file's version (v3: with its trailer
+ * entry): the console hashes a pool's own file the same way.
+ */
+static int table_content_hash(const struct tide_fwd_set *set, uint32_t t, char hex[65])
 {
+	const uint8_t *file = set->file;
 	uint8_t header[TIDE_GLBD_HEADER_SIZE];
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int md_len = 0;
@@ -134,6 +150,9 @@ static int table_content_hash(const uint8_t *file, uint32_t t, char hex[65])
 	ok = EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
 	     EVP_DigestUpdate(ctx, header, sizeof(header)) &&
 	     EVP_DigestUpdate(ctx, tide_glbd_table(file, t), TIDE_GLBD_TABLE_SIZE) &&
+	     (set->version != TIDE_GLBD_VERSION_3 ||
+	      EVP_DigestUpdate(ctx, tide_glbd_trailer(file, set->num_tables, t),
+			       TIDE_GLBD_TRAILER_ENTRY_SIZE)) &&
 	     EVP_DigestFinal_ex(ctx, md, &md_len);
 	EVP_MD_CTX_free(ctx);
 	if (!ok || md_len != 32)
@@ -193,6 +212,10 @@ int table_load(const char *path, const char *const *names, uint32_t num_names,
 {
 	static struct table_info meta; /* built under table_lock; too big for a thread stack */
 	struct tide_fwd_set *set = NULL, *old;
+	/* v2 tables are hashed on the configured fields (src_addr without a config). */
+	const struct tide_hash_config defaults = {table_cfg ? table_cfg->hash_fields
+							    : TIDE_HASH_SRC_ADDR,
+						  table_cfg ? table_cfg->alt_hash_fields : 0};
 	struct timespec t0, now;
 	uint8_t *file = NULL;
 	size_t len = 0;
@@ -206,7 +229,7 @@ int table_load(const char *path, const char *const *names, uint32_t num_names,
 	rc = table_read_file(path, &file, &len, err);
 	if (rc)
 		goto out;
-	rc = tide_fwd_set_build(file, len, &set, &err->glbd);
+	rc = tide_fwd_set_build(file, len, &defaults, &set, &err->glbd);
 	if (rc == -EINVAL) {
 		err->code = "invalid_table";
 		err->has_glbd = true;
@@ -224,7 +247,8 @@ int table_load(const char *path, const char *const *names, uint32_t num_names,
 	for (uint32_t t = 0; t < set->num_tables; t++) {
 		struct table_pool *p = &meta.pools[t];
 
-		rc = table_content_hash(set->file, t, p->content_hash);
+		p->hash = set->tables[t].hash;
+		rc = table_content_hash(set, t, p->content_hash);
 		if (rc) {
 			table_fail(err, "internal", rc, "sha256 failed");
 			goto out;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The forwarding table the workers read: a GLBD v2 file compiled into a struct tide_fwd_set and
+ * The forwarding table the workers read: a GLBD v2/v3 file compiled into a struct tide_fwd_set and
  * published through an RCU pointer. A load validates everything before anything changes; a bad
  * file leaves the old set serving. Loads are serialized by a mutex.
  */
@@ -17,8 +17,9 @@
 
 struct table_pool {
 	char name[CONFIG_POOL_NAME_MAX];
-	char content_hash[65];	   /* sha256 hex of the pool's table as a 1-table GLBD file */
-	struct timespec loaded_at; /* CLOCK_REALTIME when this content was first loaded */
+	char content_hash[65];	      /* sha256 hex of the pool's table as a 1-table GLBD file */
+	struct tide_hash_config hash; /* what it is hashed on: v3 trailer, else the default */
+	struct timespec loaded_at;    /* CLOCK_REALTIME when this content was first loaded */
 };
 
 struct table_info {
@@ -38,7 +39,7 @@ struct table_error {
 	struct tide_glbd_error glbd;
 };
 
-/* Default pool names come from `cfg` (kept by reference). */
+/* Default pool names and the default hash fields (v2 tables) come from `cfg` (by reference). */
 void table_init(const struct director_config *cfg);
 
 /*

@@ -131,8 +131,7 @@ static uint16_t worker_burst(struct worker_queue *q, const struct tide_fwd_set *
 			verdict[i] = TIDE_DROP_UNSUPPORTED;
 			continue;
 		}
-		verdict[i] = tide_pipeline_classify(set, &worker_params.hash,
-						    rte_pktmbuf_mtod(m, uint8_t *),
+		verdict[i] = tide_pipeline_classify(set, rte_pktmbuf_mtod(m, uint8_t *),
 						    rte_pktmbuf_data_len(m), &flow[i], &dec[i]);
 	}
 	for (uint16_t i = 0; i < n_rx; i++) {

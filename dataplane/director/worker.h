@@ -58,8 +58,8 @@ struct worker_encap {
 	struct tide_encap_params port[RTE_MAX_ETHPORTS];
 };
 
+/* Hash fields are per table (struct tide_fwd_table.hash), resolved when a table is loaded. */
 struct worker_params {
-	struct tide_hash_config hash;
 	uint32_t mtu;		/* largest outer IP packet, bytes */
 	uint32_t burst;		/* packets per burst, <= CONFIG_BURST_MAX */
 	uint32_t idle_sleep_us; /* sleep after a loop with no packet; 0 = busy-poll */

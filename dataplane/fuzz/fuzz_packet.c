@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the director's whole per-packet path (parse, classify, hash, encapsulate)
- * on arbitrary frames. Byte 0 picks the hash fields and migration, byte 1 the MTU; the rest is
- * the Ethernet frame. Besides sanitizer findings it aborts when a forwarded packet breaks an
+ * on arbitrary frames, with a GLBD v3 table set (two pools). Byte 0 picks the hash fields
+ * and migration of pool 0 (pool 1 gets the nibbles swapped: each table hashes on its own
+ * fields), byte 1 the MTU; the rest is the Ethernet frame. Besides sanitizer findings it aborts when a forwarded packet breaks an
  * invariant: lengths, checksums, or a destination that is not the row's primary.
  */
 #include <arpa/inet.h>
@@ -13,6 +14,7 @@
 #include "tide_pipeline.h"
 
 static struct tide_fwd_set *set;
+static const struct tide_hash_config defaults = {TIDE_HASH_DST_PORT, 0};
 
 static void build_set(void)
 {
@@ -35,9 +37,13 @@ static void build_set(void)
 	t[1].binds[1] = (struct tb_bind){"2001:db8:100::", 40, TIDE_PROTO_UDP, 0, 65535};
 	t[1].num_binds = 2;
 	memset(t[1].hash_key, 7, 16);
-	file = tb_write_file(t, 2, &len);
-	if (!file || tide_fwd_set_build(file, len, &set, &err) != 0)
+	t[0].hash_fields = TIDE_HASH_SRC_ADDR;
+	t[1].hash_fields = TIDE_HASH_SRC_ADDR | TIDE_HASH_SRC_PORT;
+	file = tb_write_file_version(t, 2, TIDE_GLBD_VERSION_3, &len);
+	if (!file || tide_fwd_set_build(file, len, &defaults, &set, &err) != 0)
 		abort();
+	if (set->tables[1].hash.fields != (TIDE_HASH_SRC_ADDR | TIDE_HASH_SRC_PORT))
+		abort(); /* the trailer, not the default */
 	free(file);
 }
 
@@ -47,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t buf[128 + 65536];
 	struct tide_encap_params ep = {{2, 0, 0, 0, 0, 1}, {2, 0, 0, 0, 0, 2}, htonl(0xc0000201)};
-	struct tide_hash_config cfg;
+	uint8_t lo, hi;
 	struct tide_flow f = {0};
 	struct tide_decision d = {0};
 	uint32_t prepend = 0, out_len = 0, mtu, len;
@@ -58,12 +64,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		build_set();
 	if (size < 2 || size - 2 > sizeof(buf) - 128)
 		return 0;
-	cfg.fields = (uint8_t)((data[0] & 0xf) ? data[0] & 0xf : TIDE_HASH_SRC_ADDR);
-	cfg.alt_fields = (uint8_t)(data[0] >> 4);
+	/* The compiled set is the fuzzer's own: it sets each table's fields like a trailer would. */
+	lo = data[0] & 0xf;
+	hi = data[0] >> 4;
+	set->tables[0].hash = (struct tide_hash_config){lo ? lo : TIDE_HASH_SRC_ADDR, hi};
+	set->tables[1].hash = (struct tide_hash_config){hi ? hi : TIDE_HASH_SRC_ADDR, lo};
 	mtu = 68u + (uint32_t)data[1] * 8u;
 	len = (uint32_t)size - 2;
 	memcpy(frame, data + 2, len);
-	v = tide_pipeline(set, &cfg, &ep, mtu, frame, len, 128, &f, &d, &prepend, &out_len);
+	v = tide_pipeline(set, &ep, mtu, frame, len, 128, &f, &d, &prepend, &out_len);
 	if (v >= TIDE_VERDICT_COUNT)
 		abort();
 	if (v == TIDE_FORWARD) {

@@ -30,6 +30,8 @@ struct tb_table {
 	uint32_t proxies[TIDE_MAX_BACKENDS]; /* IPv4, network order, all active + healthy */
 	uint32_t num_binds;
 	struct tb_bind binds[16];
+	uint8_t hash_fields; /* v3 trailer (tb_write_file_v3): written as given, even if invalid */
+	uint8_t alt_hash_fields;
 };
 
 static inline void tb_put32(uint8_t *p, uint32_t v)
@@ -139,15 +141,17 @@ static inline int tb_write_table(const struct tb_table *t, uint8_t *out)
 	return 0;
 }
 
-/* A whole GLBD file of `n` tables; *len set; free() the result. NULL on a bad bind address. */
-static inline uint8_t *tb_write_file(const struct tb_table *tables, uint32_t n, size_t *len)
+/* A whole GLBD file of `version` (2 or 3) with `n` tables; *len set; free() the result. NULL
+ * on a bad bind address. v3 carries each table's hash_fields / alt_hash_fields. */
+static inline uint8_t *tb_write_file_version(const struct tb_table *tables, uint32_t n,
+					     uint32_t version, size_t *len)
 {
-	uint8_t *f = calloc(1, tide_glbd_file_size(n));
+	uint8_t *f = calloc(1, tide_glbd_file_size(n, version));
 
 	if (!f)
 		return NULL;
 	memcpy(f, "GLBD", 4);
-	tb_put32(f + 4, TIDE_GLBD_VERSION);
+	tb_put32(f + 4, version);
 	tb_put32(f + 8, n);
 	tb_put32(f + 12, TIDE_TABLE_ROWS);
 	tb_put32(f + 16, TIDE_MAX_BACKENDS);
@@ -158,9 +162,22 @@ static inline uint8_t *tb_write_file(const struct tb_table *tables, uint32_t n, 
 			free(f);
 			return NULL;
 		}
+		if (version == TIDE_GLBD_VERSION_3) {
+			uint8_t *e = f + TIDE_GLBD_HEADER_SIZE + (size_t)n * TIDE_GLBD_TABLE_SIZE +
+				     (size_t)t * TIDE_GLBD_TRAILER_ENTRY_SIZE;
+
+			e[0] = tables[t].hash_fields;
+			e[1] = tables[t].alt_hash_fields;
+		}
 	}
-	*len = tide_glbd_file_size(n);
+	*len = tide_glbd_file_size(n, version);
 	return f;
+}
+
+/* glb-director's v2 file (no hash fields). */
+static inline uint8_t *tb_write_file(const struct tb_table *tables, uint32_t n, size_t *len)
+{
+	return tb_write_file_version(tables, n, TIDE_GLBD_VERSION_2, len);
 }
 
 static inline int tb_hex(const char *hex, uint8_t *out, size_t n)

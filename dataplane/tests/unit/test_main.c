@@ -20,6 +20,8 @@
 int check_failures;
 const char *check_current;
 
+/* The configured default (v2 tables) where a test does not care. */
+static const struct tide_hash_config default_hash = {TIDE_HASH_SRC_ADDR, 0};
 static const char *vectors_path = "../packages/forwarding/vectors/forwarding-vectors.json";
 static const char *golden_dir = "../../shared/testdata/glb";
 
@@ -192,10 +194,11 @@ static void test_flows(json_t *vectors)
 					      0, 65535};
 		t.num_binds = 1;
 		file = tb_write_file(&t, 1, &len);
-		rc = tide_fwd_set_build(file, len, &set, &err);
+		/* A v2 table: hashed on the director's default fields, here the vector's. */
+		rc = tide_fwd_set_build(file, len, &cfg, &set, &err);
 		CHECK(rc == 0, "flow %zu: table refused: %s", i, rc ? err.message : "");
 		if (rc == 0) {
-			CHECK(tide_fwd_decide(set, &cfg, &f, &d) == TIDE_FORWARD, "flow %zu", i);
+			CHECK(tide_fwd_decide(set, &f, &d) == TIDE_FORWARD, "flow %zu", i);
 			CHECK(d.digest == hex_u64(json_string_value(json_object_get(v, "digest"))),
 			      "flow %zu: digest %016llx", i, (unsigned long long)d.digest);
 			CHECK(d.row == json_integer_value(json_object_get(v, "row")),
@@ -213,6 +216,121 @@ static void test_flows(json_t *vectors)
 		tide_fwd_set_free(set);
 		free(file);
 	}
+}
+
+/* Finds the first vector of `source` hashed on exactly `fields`. */
+static json_t *flow_vector(json_t *vectors, const char *source, uint8_t fields)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(vectors, "flows"), i, v)
+	{
+		if (!strcmp(json_string_value(json_object_get(v, "source")), source) &&
+		    fields_from_json(json_object_get(v, "fields")) == fields)
+			return v;
+	}
+	return NULL;
+}
+
+/*
+ * GLBD v3: two pools in one file, pool A hashed on src_addr and pool B on src_addr+src_port
+ * (the trailer), whatever the configured default. Expectations are the Python reference's
+ * published vectors (same key, proxies and client), not this code's own output.
+ */
+static void test_v3_vectors(json_t *vectors)
+{
+	static const char *const vips[2] = {"203.0.113.10", "203.0.113.20"};
+	/* A default that neither vector uses: a v3 table must not fall back to it. */
+	static const struct tide_hash_config dst_port_only = {TIDE_HASH_DST_PORT, 0};
+	json_t *want[2] = {
+		flow_vector(vectors, "published", TIDE_HASH_SRC_ADDR),
+		flow_vector(vectors, "published", TIDE_HASH_SRC_ADDR | TIDE_HASH_SRC_PORT)};
+	static struct tb_table t[2];
+	struct tide_fwd_set *set = NULL;
+	struct tide_glbd_error err = {0};
+	size_t len;
+	uint8_t *file;
+
+	check_current = "GLBD v3 per-table hash fields (vectors)";
+	CHECK(want[0] && want[1], "published src_addr and src_addr+src_port vectors");
+	if (!want[0] || !want[1])
+		return;
+	for (int p = 0; p < 2; p++) {
+		json_t *x;
+		size_t j;
+
+		tb_hex(json_string_value(json_object_get(want[p], "hashKey")), t[p].hash_key, 16);
+		tb_hex(json_string_value(json_object_get(want[p], "seed")), t[p].seed, 16);
+		json_array_foreach(json_object_get(want[p], "proxies"), j, x) t[p]
+			.proxies[t[p].num_proxies++] = ip4(json_string_value(x));
+		t[p].binds[0] = (struct tb_bind){vips[p], 32, TIDE_PROTO_TCP, 443, 443};
+		t[p].num_binds = 1;
+		t[p].hash_fields = fields_from_json(json_object_get(want[p], "fields"));
+	}
+	t[1].alt_hash_fields = TIDE_HASH_SRC_ADDR;
+	file = tb_write_file_version(t, 2, TIDE_GLBD_VERSION_3, &len);
+	CHECK(file && len == 24 + 2 * (size_t)TIDE_GLBD_TABLE_SIZE + 8, "v3 size %zu", len);
+	if (!file)
+		return;
+	CHECK(tide_fwd_set_build(file, len, &dst_port_only, &set, &err) == 0, "v3 refused: %s",
+	      err.message);
+	if (!set) {
+		free(file);
+		return;
+	}
+	CHECK(set->version == 3 && set->tables[0].hash.fields == TIDE_HASH_SRC_ADDR &&
+		      set->tables[0].hash.alt_fields == 0 &&
+		      set->tables[1].hash.fields == (TIDE_HASH_SRC_ADDR | TIDE_HASH_SRC_PORT) &&
+		      set->tables[1].hash.alt_fields == TIDE_HASH_SRC_ADDR,
+	      "per-table fields from the trailer");
+	for (int p = 0; p < 2; p++) {
+		struct tide_flow f;
+		struct tide_decision d = {0};
+
+		flow_from_vector(want[p], &f);
+		inet_pton(AF_INET, vips[p], f.dst);
+		f.dst_port = 443;
+		CHECK(tide_fwd_decide(set, &f, &d) == TIDE_FORWARD && d.table == (uint32_t)p,
+		      "pool %d matched", p);
+		CHECK(d.digest == hex_u64(json_string_value(json_object_get(want[p], "digest"))) &&
+			      d.row == json_integer_value(json_object_get(want[p], "row")),
+		      "pool %d: digest %016llx row %u", p, (unsigned long long)d.digest, d.row);
+		CHECK(d.primary == ip4(json_string_value(json_object_get(want[p], "primary"))) &&
+			      d.hops[0] ==
+				      ip4(json_string_value(json_object_get(want[p], "secondary"))),
+		      "pool %d: primary/secondary", p);
+		CHECK(d.outer_sport ==
+			      json_integer_value(json_object_get(want[p], "outerSourcePort")),
+		      "pool %d: outer source port %u", p, d.outer_sport);
+		/* Pool B migrates from src_addr: its alt row is pool A's vector row. */
+		CHECK(p == 0 ? d.hop_count == 1
+			     : d.hop_count == 3 && d.alt_row == json_integer_value(json_object_get(
+									want[0], "row")),
+		      "pool %d: hops %u alt row %u", p, d.hop_count, d.alt_row);
+	}
+	tide_fwd_set_free(set);
+	set = NULL;
+	free(file);
+
+	/* The same tables as v2: both use the default (src_addr), so pool B hashes like pool A. */
+	file = tb_write_file(t, 2, &len);
+	CHECK(file && tide_fwd_set_build(file, len, &default_hash, &set, &err) == 0, "v2: %s",
+	      err.message);
+	if (set) {
+		struct tide_flow f;
+		struct tide_decision d = {0};
+
+		flow_from_vector(want[1], &f);
+		inet_pton(AF_INET, vips[1], f.dst);
+		f.dst_port = 443;
+		CHECK(set->version == 2 && tide_fwd_decide(set, &f, &d) == TIDE_FORWARD &&
+			      d.row == json_integer_value(json_object_get(want[0], "row")) &&
+			      d.hop_count == 1,
+		      "v2 table uses the default fields: row %u", d.row);
+	}
+	tide_fwd_set_free(set);
+	free(file);
 }
 
 /* Rows decoded from glb-director's own golden files. */
@@ -283,8 +401,8 @@ static void test_golden_compile(void)
 		CHECK(file != NULL, "cannot read %s", path);
 		if (!file)
 			continue;
-		CHECK(tide_fwd_set_build(file, len, &set, &err) == 0, "%s: %s", names[i],
-		      err.message);
+		CHECK(tide_fwd_set_build(file, len, &default_hash, &set, &err) == 0, "%s: %s",
+		      names[i], err.message);
 		if (set) {
 			const uint8_t *raw = tide_glbd_table(file, 0);
 			int bad = 0;
@@ -317,8 +435,8 @@ static void test_golden_compile(void)
 		file = read_file(path, &len);
 		CHECK(file != NULL, "cannot read %s", path);
 		if (file) {
-			CHECK(tide_fwd_set_build(file, len, &set, &err) == 0, "table.bin: %s",
-			      err.message);
+			CHECK(tide_fwd_set_build(file, len, &default_hash, &set, &err) == 0,
+			      "table.bin: %s", err.message);
 			CHECK(set && set->num_tables == 2 && set->num_binds == 5,
 			      "table.bin shape");
 			/* An IPv6 backend cannot be a GUE outer destination: refused with a reason. */
@@ -327,9 +445,9 @@ static void test_golden_compile(void)
 			file[TIDE_GLBD_HEADER_SIZE + TIDE_GLBD_TABLE_SIZE + TIDE_GLBD_BACKENDS_OFF +
 			     TIDE_GLBD_BACKEND_SIZE] = TIDE_FAMILY_IPV6;
 			memset(&err, 0, sizeof(err));
-			CHECK(tide_fwd_set_build(file, len, &set, &err) == -EINVAL && err.code &&
-				      !strcmp(err.code, "ipv6_backend") && err.table == 1 &&
-				      err.slot == 1,
+			CHECK(tide_fwd_set_build(file, len, &default_hash, &set, &err) == -EINVAL &&
+				      err.code && !strcmp(err.code, "ipv6_backend") &&
+				      err.table == 1 && err.slot == 1,
 			      "IPv6 backend: code %s table %d slot %d", err.code ? err.code : "-",
 			      err.table, err.slot);
 		}
@@ -351,7 +469,7 @@ static void test_validation(void)
 	struct tb_table t = {.num_proxies = 3, .num_binds = 1};
 	static const struct corruption cases[] = {
 		{"bad_magic", 0, 0, 'X'},
-		{"bad_version", 4, 0, 3},
+		{"bad_version", 4, 0, 4},
 		{"bad_header", 12, 0, 1},
 		{"bad_header", 16, 0, 1},
 		{"too_many_backends", 1, 1, 1}, /* num_backends = 3 + 256 */
@@ -414,6 +532,78 @@ static void test_validation(void)
 	free(good);
 }
 
+/* The v3 trailer: every rule refuses with its code, table and byte offset (glbd-codec.ts). */
+static void test_v3_validation(void)
+{
+	struct tb_table t[2] = {{.num_proxies = 2, .num_binds = 1},
+				{.num_proxies = 2, .num_binds = 1}};
+	const size_t trailer = TIDE_GLBD_HEADER_SIZE + 2 * (size_t)TIDE_GLBD_TABLE_SIZE;
+	static const struct {
+		const char *code;
+		size_t at; /* from the trailer's start */
+		uint8_t value;
+		int32_t table;
+		size_t offset; /* reported, from the trailer's start */
+	} cases[] = {
+		{"bad_hash_fields", 0, 0x00, 0, 0},	{"bad_hash_fields", 4, 0x15, 1, 4},
+		{"bad_alt_hash_fields", 5, 0x80, 1, 5}, {"bad_reserved", 3, 0x01, 0, 2},
+		{"bad_reserved", 6, 0x01, 1, 6},
+	};
+	struct tide_glbd_error err = {0};
+	uint8_t *good, *bad;
+	size_t len, len2;
+	uint32_t n = 0;
+
+	check_current = "GLBD v3 validation";
+	for (int i = 0; i < 2; i++) {
+		t[i].proxies[0] = ip4("10.0.0.1");
+		t[i].proxies[1] = ip4("10.0.0.2");
+		t[i].hash_fields = TIDE_HASH_SRC_ADDR;
+	}
+	t[0].binds[0] = (struct tb_bind){"192.0.2.1", 32, TIDE_PROTO_TCP, 80, 80};
+	t[1].binds[0] = (struct tb_bind){"192.0.2.2", 32, TIDE_PROTO_TCP, 80, 80};
+	t[1].hash_fields = TIDE_HASH_ALL;
+	t[1].alt_hash_fields = TIDE_HASH_SRC_ADDR;
+	good = tb_write_file_version(t, 2, TIDE_GLBD_VERSION_3, &len);
+	if (!good)
+		return;
+	CHECK(tide_glbd_validate(good, len, &n, &err) == 0 && n == 2, "valid v3 refused: %s",
+	      err.message);
+	bad = malloc(len);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memcpy(bad, good, len);
+		bad[trailer + cases[i].at] = cases[i].value;
+		memset(&err, 0, sizeof(err));
+		CHECK(tide_glbd_validate(bad, len, &n, &err) == -EINVAL && err.code &&
+			      !strcmp(err.code, cases[i].code) && err.table == cases[i].table &&
+			      err.offset == (int64_t)(trailer + cases[i].offset),
+		      "case %zu: expected %s, got %s table %d offset %lld", i, cases[i].code,
+		      err.code ? err.code : "accepted", err.table, (long long)err.offset);
+	}
+	/* Sizes: a v3 file without its trailer, and a v2 file that says version 3. */
+	memset(&err, 0, sizeof(err));
+	CHECK(tide_glbd_validate(good, len - 4, &n, &err) == -EINVAL && err.code &&
+		      !strcmp(err.code, "bad_size"),
+	      "v3 without trailer: %s", err.code ? err.code : "accepted");
+	free(bad);
+	bad = tb_write_file(t, 2, &len2);
+	if (bad) {
+		CHECK(tide_glbd_validate(bad, len2, &n, &err) == 0, "v2 copy: %s", err.message);
+		bad[4] = 3;
+		memset(&err, 0, sizeof(err));
+		CHECK(tide_glbd_validate(bad, len2, &n, &err) == -EINVAL && err.code &&
+			      !strcmp(err.code, "bad_size"),
+		      "v2-sized file with version 3: %s", err.code ? err.code : "accepted");
+		bad[4] = 4;
+		memset(&err, 0, sizeof(err));
+		CHECK(tide_glbd_validate(bad, len2, &n, &err) == -EINVAL && err.code &&
+			      !strcmp(err.code, "bad_version"),
+		      "version 4: %s", err.code ? err.code : "accepted");
+	}
+	free(bad);
+	free(good);
+}
+
 /* Two pools must not bind overlapping address/protocol/ports; one pool may. */
 static void test_bind_overlap(void)
 {
@@ -432,7 +622,7 @@ static void test_bind_overlap(void)
 	t[0].binds[0] = (struct tb_bind){"203.0.113.64", 26, TIDE_PROTO_TCP, 8000, 8099};
 	t[1].binds[0] = (struct tb_bind){"203.0.113.70", 32, TIDE_PROTO_TCP, 8050, 8050};
 	file = tb_write_file(t, 2, &len);
-	CHECK(tide_fwd_set_build(file, len, &set, &err) == -EINVAL &&
+	CHECK(tide_fwd_set_build(file, len, &default_hash, &set, &err) == -EINVAL &&
 		      !strcmp(err.code, "bind_overlap"),
 	      "overlap accepted");
 	CHECK(err.table == 1 && err.slot == 0, "overlap location table %d slot %d", err.table,
@@ -440,8 +630,8 @@ static void test_bind_overlap(void)
 	free(file);
 	t[1].binds[0].proto = TIDE_PROTO_UDP; /* same address and port, other protocol: fine */
 	file = tb_write_file(t, 2, &len);
-	CHECK(tide_fwd_set_build(file, len, &set, &err) == 0, "udp vs tcp refused: %s",
-	      err.message);
+	CHECK(tide_fwd_set_build(file, len, &default_hash, &set, &err) == 0,
+	      "udp vs tcp refused: %s", err.message);
 	tide_fwd_set_free(set);
 	free(file);
 }
@@ -495,14 +685,14 @@ static void test_pipeline(void)
 	t.binds[0] = (struct tb_bind){"203.0.113.64", 26, TIDE_PROTO_TCP, 8000, 8099};
 	t.binds[1] = (struct tb_bind){"2001:db8::10", 128, TIDE_PROTO_TCP, 443, 443};
 	file = tb_write_file(&t, 1, &flen);
-	CHECK(tide_fwd_set_build(file, flen, &set, &err) == 0, "%s", err.message);
+	CHECK(tide_fwd_set_build(file, flen, &cfg, &set, &err) == 0, "%s", err.message);
 	if (!set) {
 		free(file);
 		return;
 	}
 
 	frame = frame_v4_tcp(buf, "198.51.100.7", "203.0.113.99", 40000, 8050, &len);
-	CHECK(tide_pipeline(set, &cfg, &ep, 1500, frame, len, 128, &f, &d, &prepend, &out_len) ==
+	CHECK(tide_pipeline(set, &ep, 1500, frame, len, 128, &f, &d, &prepend, &out_len) ==
 		      TIDE_FORWARD,
 	      "CIDR + port range match");
 	o = frame - prepend;
@@ -528,32 +718,32 @@ static void test_pipeline(void)
 	CHECK(d.primary == set->tables[0].rows[d.row][0], "primary from the row");
 
 	frame = frame_v4_tcp(buf, "198.51.100.7", "203.0.113.99", 40000, 8100, &len);
-	CHECK(tide_pipeline(set, &cfg, &ep, 1500, frame, len, 128, &f, &d, &prepend, &out_len) ==
+	CHECK(tide_pipeline(set, &ep, 1500, frame, len, 128, &f, &d, &prepend, &out_len) ==
 		      TIDE_DROP_NO_BIND,
 	      "port outside the range");
 	frame = frame_v4_tcp(buf, "198.51.100.7", "203.0.113.128", 40000, 8050, &len);
-	CHECK(tide_pipeline(set, &cfg, &ep, 1500, frame, len, 128, &f, &d, &prepend, &out_len) ==
+	CHECK(tide_pipeline(set, &ep, 1500, frame, len, 128, &f, &d, &prepend, &out_len) ==
 		      TIDE_DROP_NO_BIND,
 	      "address outside the /26");
 	frame = frame_v4_tcp(buf, "198.51.100.7", "203.0.113.99", 40000, 8050, &len);
-	CHECK(tide_pipeline(set, &cfg, &ep, 40 + 35, frame, len, 128, &f, &d, &prepend, &out_len) ==
+	CHECK(tide_pipeline(set, &ep, 40 + 35, frame, len, 128, &f, &d, &prepend, &out_len) ==
 		      TIDE_DROP_TOO_BIG,
 	      "MTU");
-	CHECK(tide_pipeline(NULL, &cfg, &ep, 1500, frame, len, 128, &f, &d, &prepend, &out_len) ==
+	CHECK(tide_pipeline(NULL, &ep, 1500, frame, len, 128, &f, &d, &prepend, &out_len) ==
 		      TIDE_DROP_NO_TABLE,
 	      "no table");
 	frame[14 + 3] = 80; /* total length beyond the frame */
-	CHECK(tide_pipeline(set, &cfg, &ep, 1500, frame, len, 128, &f, &d, &prepend, &out_len) ==
+	CHECK(tide_pipeline(set, &ep, 1500, frame, len, 128, &f, &d, &prepend, &out_len) ==
 		      TIDE_DROP_TRUNCATED,
 	      "truncated");
 	frame[14 + 3] = 40;
 	frame[14] = 0x44;
-	CHECK(tide_pipeline(set, &cfg, &ep, 1500, frame, len, 128, &f, &d, &prepend, &out_len) ==
+	CHECK(tide_pipeline(set, &ep, 1500, frame, len, 128, &f, &d, &prepend, &out_len) ==
 		      TIDE_DROP_MALFORMED,
 	      "ihl 4");
 	frame[14] = 0x45;
 	frame[14 + 6] = 0x20; /* more fragments */
-	CHECK(tide_pipeline(set, &cfg, &ep, 1500, frame, len, 128, &f, &d, &prepend, &out_len) ==
+	CHECK(tide_pipeline(set, &ep, 1500, frame, len, 128, &f, &d, &prepend, &out_len) ==
 		      TIDE_DROP_UNSUPPORTED,
 	      "fragment");
 
@@ -564,7 +754,14 @@ static void test_pipeline(void)
 
 		frame = frame_v4_tcp(buf, "198.51.100.7", "203.0.113.99", 40000, 8050, &len);
 		cfg.fields = TIDE_HASH_ALL;
-		CHECK(tide_pipeline(set, &cfg, &ep, 1500, frame, len, 128, &f, &direct, &prepend,
+		tide_fwd_set_free(set);
+		set = NULL;
+		CHECK(tide_fwd_set_build(file, flen, &cfg, &set, &err) == 0, "%s", err.message);
+		if (!set) {
+			free(file);
+			return;
+		}
+		CHECK(tide_pipeline(set, &ep, 1500, frame, len, 128, &f, &direct, &prepend,
 				    &out_len) == TIDE_FORWARD,
 		      "direct flow");
 		memset(buf, 0, sizeof(buf));
@@ -590,7 +787,7 @@ static void test_pipeline(void)
 		emb[21] = 8050 & 0xff;
 		emb[22] = 40000 >> 8;
 		emb[23] = 40000 & 0xff;
-		CHECK(tide_pipeline(set, &cfg, &ep, 1500, frame, 14 + 56, 128, &f, &d, &prepend,
+		CHECK(tide_pipeline(set, &ep, 1500, frame, 14 + 56, 128, &f, &d, &prepend,
 				    &out_len) == TIDE_FORWARD,
 		      "frag-needed");
 		CHECK(f.kind == TIDE_FLOW_ICMP_PMTU && d.row == direct.row &&
@@ -600,14 +797,14 @@ static void test_pipeline(void)
 		frame[12] = 0x08;
 		frame[13] = 0;
 		icmp[1] = 1; /* host unreachable: not PMTU */
-		CHECK(tide_pipeline(set, &cfg, &ep, 1500, frame, 14 + 56, 128, &f, &d, &prepend,
+		CHECK(tide_pipeline(set, &ep, 1500, frame, 14 + 56, 128, &f, &d, &prepend,
 				    &out_len) == TIDE_DROP_UNSUPPORTED,
 		      "other ICMP");
 		icmp[0] = 8;
 		icmp[1] = 0;
 		frame[12] = 0x08;
 		frame[13] = 0;
-		CHECK(tide_pipeline(set, &cfg, &ep, 1500, frame, 14 + 56, 128, &f, &d, &prepend,
+		CHECK(tide_pipeline(set, &ep, 1500, frame, 14 + 56, 128, &f, &d, &prepend,
 				    &out_len) == TIDE_FORWARD &&
 			      f.kind == TIDE_FLOW_ICMP_ECHO && f.src_port == 0,
 		      "echo");
@@ -616,18 +813,24 @@ static void test_pipeline(void)
 	{
 		struct tide_hash_config mig = {TIDE_HASH_SRC_ADDR,
 					       TIDE_HASH_SRC_ADDR | TIDE_HASH_SRC_PORT};
+		struct tide_fwd_set *mig_set = NULL;
 
+		CHECK(tide_fwd_set_build(file, flen, &mig, &mig_set, &err) == 0, "%s", err.message);
+		if (!mig_set)
+			goto out;
 		frame = frame_v4_tcp(buf, "198.51.100.7", "203.0.113.99", 40000, 8050, &len);
-		CHECK(tide_pipeline(set, &mig, &ep, 1500, frame, len, 128, &f, &d, &prepend,
+		CHECK(tide_pipeline(mig_set, &ep, 1500, frame, len, 128, &f, &d, &prepend,
 				    &out_len) == TIDE_FORWARD,
 		      "migration");
 		o = frame - prepend;
 		CHECK(d.hop_count == 3 && prepend == 48 && o[42] == 4 && o[49] == 3,
 		      "3 hops: prepend %u", prepend);
-		CHECK(d.hops[1] == set->tables[0].rows[d.alt_row][0] &&
-			      d.hops[2] == set->tables[0].rows[d.alt_row][1],
+		CHECK(d.hops[1] == mig_set->tables[0].rows[d.alt_row][0] &&
+			      d.hops[2] == mig_set->tables[0].rows[d.alt_row][1],
 		      "alt pair");
+		tide_fwd_set_free(mig_set);
 	}
+out:
 	tide_fwd_set_free(set);
 	free(file);
 }
@@ -642,9 +845,11 @@ int main(int argc, char **argv)
 	} vector_tests[] = {{"siphash", test_siphash},
 			    {"rendezvous", test_rendezvous},
 			    {"flows", test_flows},
-			    {"golden rows", test_golden_rows}};
+			    {"golden rows", test_golden_rows},
+			    {"GLBD v3 vectors", test_v3_vectors}};
 	static void (*const plain_tests[])(void) = {test_golden_compile, test_validation,
-						    test_bind_overlap, test_pipeline};
+						    test_v3_validation, test_bind_overlap,
+						    test_pipeline};
 	int passed = 0, failed = 0;
 
 	if (argc > 1)
