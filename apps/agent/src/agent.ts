@@ -45,7 +45,11 @@ export class HostObserver {
     private readonly config: AgentConfig,
     log: (line: string) => void = () => undefined,
   ) {
-    this.sampler = new HostSampler({ nsdiagBinary: config.nsdiagBinary ?? null, log });
+    this.sampler = new HostSampler({
+      nsdiagBinary: config.nsdiagBinary ?? null,
+      namespaces: config.namespaces,
+      log,
+    });
     this.probes = new ProbeLoader(config.probesBinary, config.sampleIntervalMs, log);
     this.pmtu = new PmtuProber({ intervalMs: config.pmtuIntervalMs, log });
     this.bcc = new BccTools({ enabled: config.bcc, release: this.kernelRelease, log });

@@ -21,6 +21,13 @@ describe("resolveConfig", () => {
     expect(c.sampleIntervalMs).toBe(500);
   });
 
+  it("takes the namespaces to sample from the file or TIDE_NAMESPACES, and refuses bad names", () => {
+    expect(resolveConfig([{ hostname: "lb-1" }]).namespaces).toBeNull();
+    const env = configFromEnv({ TIDE_NAMESPACES: "lab-proxy-1, lab-proxy-1-srv" });
+    expect(resolveConfig([{ hostname: "lb-1" }, env]).namespaces).toEqual(["lab-proxy-1", "lab-proxy-1-srv"]);
+    expect(() => resolveConfig([{ namespaces: ["../etc"] }])).toThrow(/namespaces/);
+  });
+
   it("rejects a buffer under 10 minutes and a console without a token file", () => {
     expect(() => resolveConfig([{ bufferMinutes: 5 }])).toThrow(/bufferMinutes/);
     expect(() => resolveConfig([{ consoleUrl: "https://console.example" }])).toThrow(/hostTokenFile/);

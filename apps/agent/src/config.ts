@@ -34,6 +34,14 @@ export const AgentConfig = z
         "tide-nsdiag path (one process samples every namespace); null/absent or not executable = " +
           "the fallback, one shell per namespace running ss every tick",
       ),
+    namespaces: z
+      .array(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be a network namespace name"))
+      .nullable()
+      .default(null)
+      .describe(
+        "Names of the only network namespaces to sample (ip netns names); null = every namespace. " +
+          "For several lab 'hosts' on one kernel, each agent samples its own",
+      ),
     pmtuTargets: z
       .array(z.string().min(1))
       .default([])
@@ -104,6 +112,7 @@ export function configFromEnv(e: AgentEnv): Record<string, unknown> {
     redirectSocket: e.TIDE_REDIRECT_SOCKET,
     probesBinary: e.TIDE_PROBES_BINARY,
     nsdiagBinary: e.TIDE_NSDIAG_BINARY,
+    namespaces: list(e.TIDE_NAMESPACES),
     pmtuTargets: list(e.TIDE_PMTU_TARGETS),
     sampleIntervalMs: e.TIDE_SAMPLE_INTERVAL_MS,
     metricsListen: e.TIDE_METRICS_LISTEN,

@@ -14,6 +14,10 @@ const Env = z.object({
   TIDE_REDIRECT_SOCKET: z.string().min(1).optional().describe("tide-redirect control socket"),
   TIDE_PROBES_BINARY: z.string().min(1).optional().describe("Path of tide-probes"),
   TIDE_NSDIAG_BINARY: z.string().min(1).optional().describe("Path of tide-nsdiag (namespace sampler)"),
+  TIDE_NAMESPACES: z
+    .string()
+    .optional()
+    .describe("Comma-separated network namespace names to sample (default: all)"),
   TIDE_PMTU_TARGETS: z.string().optional().describe("Comma-separated path MTU targets"),
   TIDE_SAMPLE_INTERVAL_MS: z.coerce.number().int().optional().describe("Sampling interval in ms"),
   TIDE_METRICS_LISTEN: z.string().optional().describe("host:port of /metrics, or empty to disable"),

@@ -61,6 +61,21 @@ describe("HostSampler in a real namespace", () => {
     expect(sample.cpus.length).toBeGreaterThan(0);
   });
 
+  it("samples only the named namespaces when told to (lab hosts sharing one kernel)", async () => {
+    const only = new HostSampler({ namespaces: [NS] });
+    try {
+      const sample = await only.sample();
+      expect(sample.errors).toEqual([]);
+      expect(sample.namespaces.map((n) => n.netns.name)).toEqual([NS]);
+      expect(sample.namespaces[0]!.listeners.find((l) => l.port === PORT)).toBeDefined();
+      const none = new HostSampler({ namespaces: [`${NS}-absent`] });
+      expect((await none.sample()).namespaces).toEqual([]);
+      none.close();
+    } finally {
+      only.close();
+    }
+  });
+
   it("reuses sysctls for 10 s (cache) and re-reads them when invalidated", async () => {
     ip("netns", "exec", NS, "sysctl", "-q", "-w", "net.core.somaxconn=256");
     const cachedSample = await sampler.sample();

@@ -97,6 +97,11 @@ export class HostSampler {
       sysctlRefreshMs?: number;
       /** tide-nsdiag path; null/absent = the shell fallback. */
       nsdiagBinary?: string | null;
+      /**
+       * Names of the only namespaces to sample (/run/netns names); null/absent = every namespace.
+       * Several "hosts" of a lab share one kernel: each agent samples its own.
+       */
+      namespaces?: readonly string[] | null;
       log?: (line: string) => void;
     } = {},
   ) {}
@@ -147,7 +152,10 @@ export class HostSampler {
       this.ownInode = parseNetnsLink(await readlink(`${procDir}/self/ns/net`).catch(() => "")) ?? -1;
     }
     await this.chooseCollector();
-    const found = await discoverNamespaces({ ...this.options, excludePids: this.helperPids() });
+    const only = this.options.namespaces ?? null;
+    const found = (await discoverNamespaces({ ...this.options, excludePids: this.helperPids() })).filter(
+      (ns) => only === null || (ns.name !== null && only.includes(ns.name)),
+    );
     const alive = new Set(found.map((n) => n.inode));
     for (const [inode, helper] of this.helpers) {
       if (!alive.has(inode)) {
