@@ -58,11 +58,15 @@ const statusResult = {
       index: 0,
       name: "web",
       content_hash: HASH,
+      // The pool's own fields (a v3 file), unlike the configured default above.
+      hash_fields: ["src_addr", "src_port"],
+      alt_hash_fields: ["src_addr"],
       loaded_at: "2025-01-02T03:05:00.123Z",
       backends: [
         { slot: 0, address: "10.0.0.1", state: "active", healthy: true },
         { slot: 1, address: "10.0.0.2", state: "draining", healthy: false },
         { slot: 2, address: "10.0.0.3", state: "filling", healthy: true },
+        { slot: 3, address: "10.0.0.4", state: "inactive", healthy: true },
       ],
       binds: [
         { address: "198.51.100.10", prefix_bits: 32, proto: "tcp", port_start: 80, port_end: 443 },
@@ -82,6 +86,8 @@ const explainResult = {
   hops: ["10.0.0.2"],
   outer_source_port: 0x8123,
   alt: null,
+  hash_fields: ["src_addr", "src_port"],
+  alt_hash_fields: [],
 };
 
 describe("director control constants", () => {
@@ -202,7 +208,11 @@ describe("DirectorControlReply", () => {
     {
       id: "a",
       ok: true,
-      result: { generation: 1, load_ms: 3, pools: [{ index: 0, name: "0", content_hash: HASH }] },
+      result: {
+        generation: 1,
+        load_ms: 3,
+        pools: [{ index: 0, name: "0", content_hash: HASH, hash_fields: ["dst_port"], alt_hash_fields: [] }],
+      },
     },
     { id: 2, ok: true, result: { totals: counters(7), ports: [], lcores: [] } },
     { id: 3, ok: true, result: explainResult },
@@ -315,9 +325,12 @@ describe("DirectorStatusResult", () => {
     ["an upper-case content hash", withPool({ content_hash: HASH.toUpperCase() })],
     ["a short content hash", withPool({ content_hash: HASH.slice(1) })],
     [
-      "an inactive backend",
-      withPool({ backends: [{ slot: 0, address: "10.0.0.1", state: "inactive", healthy: true }] }),
+      "an unknown backend state",
+      withPool({ backends: [{ slot: 0, address: "10.0.0.1", state: "removed", healthy: true }] }),
     ],
+    ["a pool without its hash fields", withPool({ hash_fields: undefined })],
+    ["a pool with no hash fields", withPool({ hash_fields: [] })],
+    ["a pool with an unknown alt hash field", withPool({ alt_hash_fields: ["dst_mac"] })],
     [
       "an IPv6 backend",
       withPool({ backends: [{ slot: 0, address: "2001:db8::1", state: "active", healthy: true }] }),
@@ -356,6 +369,7 @@ describe("DirectorExplainResult", () => {
   it("accepts the alt pair as hops 2 and 3 while hash fields migrate", () => {
     const migrating = {
       ...explainResult,
+      alt_hash_fields: ["src_addr"],
       hops: ["10.0.0.2", "10.0.0.3", "10.0.0.1"],
       alt: { row: 7, primary: "10.0.0.3", secondary: "10.0.0.1" },
     };
@@ -371,6 +385,8 @@ describe("DirectorExplainResult", () => {
     ["one hop with alt", { ...explainResult, alt: { row: 7, primary: "10.0.0.3", secondary: "10.0.0.1" } }],
     ["no hops", { ...explainResult, hops: [] }],
     ["a missing alt", { ...explainResult, alt: undefined }],
+    ["alt_hash_fields without alt", { ...explainResult, alt_hash_fields: ["src_addr"] }],
+    ["no hash_fields", { ...explainResult, hash_fields: undefined }],
   ])("rejects %s", (_what, result) => {
     expect(DirectorExplainResult.safeParse(result).success).toBe(false);
   });
@@ -378,8 +394,16 @@ describe("DirectorExplainResult", () => {
 
 describe("DirectorGlbdCode", () => {
   it("holds the codec's codes and the director's own", () => {
-    expect(DirectorGlbdCode.options).toHaveLength(23);
-    for (const code of ["bad_magic", "bad_hash_key", "ipv6_backend", "bind_overlap", "pool_names"]) {
+    expect(DirectorGlbdCode.options).toHaveLength(25);
+    for (const code of [
+      "bad_magic",
+      "bad_hash_key",
+      "bad_hash_fields",
+      "bad_alt_hash_fields",
+      "ipv6_backend",
+      "bind_overlap",
+      "pool_names",
+    ]) {
       expect(DirectorGlbdCode.options).toContain(code);
     }
   });

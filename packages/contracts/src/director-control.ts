@@ -186,6 +186,8 @@ export const DirectorGlbdCode = z
     "backend_index_out_of_range",
     "bad_rows",
     "bad_hash_key",
+    "bad_hash_fields",
+    "bad_alt_hash_fields",
     // the director's own checks
     "ipv6_backend",
     "bind_overlap",
@@ -245,8 +247,11 @@ const PoolBackend = z
     slot: z.int().min(0).describe("Index of the backend in the pool's table (what rows refer to)"),
     address: Ipv4Address.describe("Backend (proxy) IPv4 address: the outer GUE destination"),
     state: z
-      .enum(["filling", "active", "draining"])
-      .describe("Backend state in the table (inactive proxies are not in it)"),
+      .enum(["filling", "active", "draining", "inactive"])
+      .describe(
+        "Backend state in the table. The file stores draining and inactive alike (state 2); " +
+          "a state-2 backend that no row uses is reported inactive, as packages/forwarding decodes it",
+      ),
     healthy: z.boolean().describe("Health bit in the table"),
   })
   .describe("A backend of a loaded pool");
@@ -269,11 +274,27 @@ const PoolBind = z
   })
   .describe("A VIP bind of a loaded pool: the packets it receives");
 
+const tableHashFields = {
+  hash_fields: z
+    .array(HashField)
+    .min(1)
+    .describe(
+      "Packet fields this table is hashed on, in hashing order: its own (GLBD v3 file) " +
+        "or the director's configured default (v2 file)",
+    ),
+  alt_hash_fields: z
+    .array(HashField)
+    .describe(
+      "This table's second field set while its hash fields migrate (its pair is added as hops); empty when none",
+    ),
+};
+
 const LoadedPool = z
   .strictObject({
     index: TableIndex,
     name: PoolName,
     content_hash: ContentHash,
+    ...tableHashFields,
   })
   .describe("A pool the director serves");
 
@@ -286,10 +307,16 @@ export const DirectorStatusResult = z
     pid: z.int().min(1).describe("Director process id"),
     started_at: Timestamp.describe("When the director started (RFC 3339, UTC)"),
     uptime_s: z.number().nonnegative().describe("Seconds since the director started"),
-    hash_fields: z.array(HashField).min(1).describe("Packet fields hashed to pick a row, in hashing order"),
+    hash_fields: z
+      .array(HashField)
+      .min(1)
+      .describe(
+        "Configured default hash fields, in hashing order: used by tables of GLBD v2 files only " +
+          "(a v3 file carries each table's own; see pools[].hash_fields)",
+      ),
     alt_hash_fields: z
       .array(HashField)
-      .describe("Second field set while hash fields migrate (its pair is added as hops); empty when none"),
+      .describe("Configured default second field set for v2 tables while they migrate; empty when none"),
     gateway: z
       .strictObject({
         mac: MacAddress.describe("Router (gateway) MAC: outer Ethernet destination"),
@@ -449,10 +476,15 @@ export const DirectorExplainResult = z
       })
       .nullable()
       .describe("The row under alt_hash_fields while hash fields migrate, else null"),
+    ...tableHashFields,
   })
   .refine((r) => r.hops.length === (r.alt === null ? 1 : 3), {
     message: "hops holds the secondary, plus the alt pair when alt is set",
     path: ["hops"],
+  })
+  .refine((r) => (r.alt === null) === (r.alt_hash_fields.length === 0), {
+    message: "alt is set exactly when the matched table has alt_hash_fields",
+    path: ["alt"],
   })
   .describe("explain result: where the flow goes")
   .meta({ id: "DirectorExplainResult" });
