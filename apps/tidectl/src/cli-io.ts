@@ -1,5 +1,6 @@
 /**
- * What a command needs from its surroundings: output streams and a working directory.
+ * What a command needs from its surroundings: output streams, a working directory and, for the
+ * API commands, the environment and an HTTP client (tests pass their own).
  * Commands never call process.exit; they return an exit code (0 ok, 1 failed, 2 usage).
  */
 export interface CliIo {
@@ -7,6 +8,10 @@ export interface CliIo {
   stderr(text: string): void;
   /** Directory relative paths are resolved against. */
   cwd: string;
+  /** Environment (TIDE_URL, TIDE_TOKEN), parsed by env.ts; process.env when absent. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** HTTP client for the API commands; the global fetch when absent. */
+  fetch?: (input: string, init: RequestInit) => Promise<Response>;
 }
 
 export const EXIT_OK = 0;

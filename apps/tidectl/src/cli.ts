@@ -11,21 +11,28 @@ import {
   type CliIo,
   type CommandGroup,
 } from "./cli-io";
+import { directorGroup } from "./commands/director/index";
+import { poolGroup } from "./commands/pool/index";
+import { proxyGroup } from "./commands/proxy/index";
 import { tableGroup } from "./commands/table/index";
+import { userGroup } from "./commands/user/index";
 
-/** Command groups; API groups (pool, proxy, ...) are added here. */
-export const groups: CommandGroup[] = [tableGroup];
+/** Command groups: offline table tools, then the REST API groups. */
+export const groups: CommandGroup[] = [tableGroup, poolGroup, proxyGroup, directorGroup, userGroup];
 
 export function mainUsage(): string {
+  const width = Math.max(...groups.flatMap((g) => g.commands.map((c) => `${g.name} ${c.name}`.length)));
   const lines = groups.flatMap((g) => [
     `  ${g.name}: ${g.summary}`,
-    ...g.commands.map((c) => `    tidectl ${g.name} ${c.name.padEnd(8)} ${c.summary}`),
+    ...g.commands.map((c) => `    tidectl ${`${g.name} ${c.name}`.padEnd(width)}  ${c.summary}`),
   ]);
   return `Usage: tidectl <group> <command> [options]
 
 Commands:
 ${lines.join("\n")}
 
+API commands talk to the console's REST API: --url / TIDE_URL (default http://localhost:3000),
+--token / TIDE_TOKEN (an API token tide_…). --json prints the API's reply.
 Run "tidectl <group> <command> --help" for a command's options.
 `;
 }
@@ -36,7 +43,7 @@ function groupUsage(group: CommandGroup): string {
 ${group.summary}
 
 Commands:
-${group.commands.map((c) => `  ${c.name.padEnd(8)} ${c.summary}`).join("\n")}
+${group.commands.map((c) => `  ${c.name.padEnd(14)} ${c.summary}`).join("\n")}
 `;
 }
 
