@@ -19,6 +19,26 @@ const trpcCodeFor: Record<keyof typeof errorCodes, TRPC_ERROR_CODE_KEY> = {
   internal: "INTERNAL_SERVER_ERROR",
 };
 
+/** A zod issue path as the console names fields: ["binds", 1, "address"] -> "binds[1].address". */
+export function fieldPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else out += out ? `.${String(part)}` : String(part);
+  }
+  return out;
+}
+
+/** Field-level messages of a zod error, first message per field (path -> plain message). */
+export function zodFields(error: ZodError): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const issue of error.issues) {
+    const key = fieldPath(issue.path) || "input";
+    fields[key] ??= issue.message;
+  }
+  return fields;
+}
+
 const t = initTRPC
   .context<Context>()
   .meta<OpenApiMeta>()
@@ -32,6 +52,7 @@ const t = initTRPC
         details = cause.details;
       } else if (cause instanceof ZodError) {
         tideCode = "bad_request";
+        details = { fields: zodFields(cause) };
       } else if (error.code === "BAD_REQUEST" || error.code === "PARSE_ERROR") {
         tideCode = "bad_request";
       } else if (error.code === "UNAUTHORIZED") tideCode = "unauthorized";

@@ -1,6 +1,6 @@
-import { Director, Me, PoolDetail, PoolIdInput, PoolSummary, Proxy, PoolId } from "@tide/contracts";
+import { Director, Me, PoolSummary, Proxy, PoolId } from "@tide/contracts";
 import { z } from "zod";
-import { fleetOverview, getPool, listDirectors, listPools, listProxies } from "../services/fleet.service";
+import { fleetOverview, listProxies } from "../services/fleet.service";
 import { publicProcedure, readProcedure, router } from "../trpc";
 import { TRPCError } from "@trpc/server";
 
@@ -35,33 +35,9 @@ export const fleetRouter = router({
     .query(({ ctx }) => fleetOverview(ctx.db)),
 });
 
-export const poolsRouter = router({
-  list: readProcedure
-    .meta({ openapi: { method: "GET", path: "/pools", tags: ["pools"], summary: "List pools" } })
-    .input(z.void())
-    .output(z.array(PoolSummary))
-    .query(({ ctx }) => listPools(ctx.db)),
-  get: readProcedure
-    .meta({
-      openapi: {
-        method: "GET",
-        path: "/pools/{poolId}",
-        tags: ["pools"],
-        summary: "A pool with its proxies and directors",
-      },
-    })
-    .input(PoolIdInput)
-    .output(PoolDetail)
-    .query(({ ctx, input }) => getPool(ctx.db, input.poolId)),
-});
-
-export const directorsRouter = router({
-  list: readProcedure
-    .meta({ openapi: { method: "GET", path: "/directors", tags: ["directors"], summary: "List directors" } })
-    .input(z.void())
-    .output(z.array(Director))
-    .query(({ ctx }) => listDirectors(ctx.db)),
-});
+// Pools and directors have their own routers; re-exported here for _app.ts.
+export { poolsRouter } from "./pools.router";
+export { directorsRouter } from "./directors.router";
 
 export const proxiesListProcedure = readProcedure
   .meta({

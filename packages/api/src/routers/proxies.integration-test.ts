@@ -183,12 +183,16 @@ describe("proxy drain/fill through tRPC against PostgreSQL", () => {
     expect(await db.apiToken.count()).toBe(0);
   });
 
-  it("adds a proxy inactive, fills and activates it, and removes only inactive proxies", async () => {
+  it("adds a proxy inactive to a served pool, fills it, removes only inactive proxies (new version)", async () => {
     const admin = await makeUser(db, "admin");
     const pool = await makePool(db, "web", 3);
     const api = callerFor(db, admin);
+    const director = await api.directors.register({ hostname: "director-01.test" });
+    await api.directors.assignPool({ directorId: director.id, poolId: pool.id });
     const added = await api.proxies.create({ poolId: pool.id, address: "10.50.0.9", hostname: "proxy-new" });
     expect(added.state).toBe("inactive");
+    expect(added.tableVersion).toBeNull();
+    expect(await db.tableVersion.count({ where: { poolId: pool.id } })).toBe(1);
     const err = await api.proxies.remove({ proxyId: pool.proxies[0]!.id }).catch((e: unknown) => e);
     expect(tideCode(err)).toBe("invalid_transition");
     const filled = await api.proxies.fill({ proxyId: added.id });
@@ -202,6 +206,12 @@ describe("proxy drain/fill through tRPC against PostgreSQL", () => {
     const removed = await api.proxies.remove({ proxyId: added.id, reason: "wrong rack" });
     expect(removed.removed.id).toBe(added.id);
     expect(await db.proxy.count({ where: { poolId: pool.id } })).toBe(3);
+    // The removal wrote a version whose backend list no longer holds the proxy.
+    expect(removed.tableVersion).toMatchObject({ version: 4, reason: "wrong rack" });
+    const last = await db.tableVersion.findUniqueOrThrow({ where: { id: removed.tableVersion!.id } });
+    expect(decodeGlbd(last.content)[0]!.backends.map((b) => b.address)).toEqual(
+      pool.proxies.map((p) => p.address),
+    );
   });
 
   it("soft-drains an unhealthy proxy and explains flows consistently with the stored table", async () => {

@@ -2,8 +2,9 @@ import {
   ProxyAction,
   ProxyIdInput,
   PoolId,
-  Proxy,
+  ProxyCreated,
   ProxyId,
+  ProxyRemoved,
   TransitionPreview,
   TransitionResult,
 } from "@tide/contracts";
@@ -79,11 +80,17 @@ export const proxiesRouter = router({
         method: "POST",
         path: "/pools/{poolId}/proxies",
         tags: ["proxies"],
-        summary: "Add a proxy (starts inactive)",
+        summary: "Add a proxy (joins inactive; active while the pool carries no traffic)",
       },
     })
-    .input(z.object({ poolId: PoolId, address: z.string(), hostname: z.string() }))
-    .output(Proxy)
+    .input(
+      z.object({
+        poolId: PoolId,
+        address: z.string().describe("IPv4 address, the outer GUE destination"),
+        hostname: z.string().describe("Host name of the proxy"),
+      }),
+    )
+    .output(ProxyCreated)
     .mutation(({ ctx, input }) => createProxy(ctx.db, ctx.actor, input)),
   remove: adminProcedure
     .meta({
@@ -91,10 +98,10 @@ export const proxiesRouter = router({
         method: "DELETE",
         path: "/proxies/{proxyId}",
         tags: ["proxies"],
-        summary: "Remove an inactive proxy",
+        summary: "Remove an inactive proxy (writes a table version without it)",
       },
     })
     .input(ProxyIdInput.extend({ reason: Reason }))
-    .output(z.object({ removed: Proxy }))
+    .output(ProxyRemoved)
     .mutation(({ ctx, input }) => removeProxy(ctx.db, ctx.actor, input)),
 });

@@ -1,11 +1,43 @@
 import { randomBytes } from "node:crypto";
 import { isIP } from "node:net";
-import { newId, TideError, type HashField, type PoolDetail } from "@tide/contracts";
-import { Prisma, type Db } from "@tide/db";
+import {
+  MAX_POOL_BINDS,
+  newId,
+  TideError,
+  type HashField,
+  type HashFieldsPreview,
+  type PoolDetail,
+  type TableVersionSummary,
+} from "@tide/contracts";
+import { bindSelect, Prisma, proxySelect, type Db } from "@tide/db";
+import { canonicalAddress } from "@tide/forwarding";
 import { actorRef, type Actor } from "../auth/actor";
 import { recordAudit } from "./audit.service";
-import { getPool } from "./fleet.service";
-import { insertTableVersion } from "./table.service";
+import { bindLabel, describeOverlap, findBindOverlaps, type PlacedBind } from "./bind-overlap.plan";
+import { lockDirectorsAndCheckBinds } from "./director.service";
+import { getPool, toVersionSummary } from "./fleet.service";
+import { countMovedFlows, parseHashFields, PREVIEW_SAMPLE_FLOWS, sampleFlows } from "./hash-fields.plan";
+import { lockPool, TRANSACTION_OPTIONS } from "./pool-lock";
+import { currentTableOf, insertTableVersion, isBuildable } from "./table.service";
+
+type Tx = Prisma.TransactionClient;
+
+/** Who changes a pool: a user or token, or the system (seed, tests). */
+export type PoolActor = Actor | { actorKind: "system"; actorId: null; actorLabel: string };
+
+function refOf(actor: PoolActor) {
+  return "kind" in actor ? actorRef(actor) : actor;
+}
+
+/** A TideError whose `details.fields` names the input field at fault (the console shows it there). */
+function fieldError(
+  code: "bad_request" | "unprocessable" | "conflict",
+  field: string,
+  message: string,
+  extra: Record<string, unknown> = {},
+): TideError {
+  return new TideError(code, message, { ...extra, fields: { [field]: message } });
+}
 
 export interface BindInput {
   /** "203.0.113.10", "203.0.113.64/26" or "2001:db8::10". */
@@ -20,16 +52,30 @@ export interface NewPoolInput {
   description?: string | undefined;
   hashFields?: HashField[] | undefined;
   binds: BindInput[];
-  /** Initial proxies join active: a new pool has no connections to protect yet. */
-  proxies: { address: string; hostname: string }[];
+  /**
+   * Initial proxies (seed and tests) join active: a new pool has no connections to protect yet.
+   * Through the API a pool starts empty and proxies are added one by one (proxy-lifecycle.service).
+   */
+  proxies?: { address: string; hostname: string }[] | undefined;
   directorIds?: string[] | undefined;
 }
 
-export function parseBind(b: BindInput) {
+const POOL_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/**
+ * Validate and canonicalise one bind. `field` (e.g. "binds[1]") names it in the error's
+ * `details.fields`, so the console can mark the exact input.
+ */
+export function parseBind(b: BindInput, field = "binds[0]") {
   const [addr, prefixText] = b.address.split("/");
   const family = isIP(addr ?? "");
-  if (!addr || family === 0)
-    throw new TideError("bad_request", `Bind address "${b.address}" is not an IP address or CIDR.`);
+  if (!addr || family === 0 || b.address.split("/").length > 2) {
+    throw fieldError(
+      "bad_request",
+      `${field}.address`,
+      `Bind address "${b.address}" is not an IP address or CIDR.`,
+    );
+  }
   const max = family === 4 ? 32 : 128;
   const prefixBits = prefixText === undefined ? max : Number(prefixText);
   if (
@@ -38,42 +84,92 @@ export function parseBind(b: BindInput) {
     prefixBits > max ||
     (prefixText !== undefined && !/^\d+$/.test(prefixText))
   ) {
-    throw new TideError("bad_request", `Bind "${b.address}": prefix must be 0..${max}.`);
+    throw fieldError("bad_request", `${field}.address`, `Bind "${b.address}": prefix must be 0..${max}.`);
   }
   const portEnd = b.portEnd ?? b.portStart;
-  if (!Number.isInteger(b.portStart) || b.portStart < 0 || portEnd > 65535 || portEnd < b.portStart) {
-    throw new TideError(
+  if (!Number.isInteger(b.portStart) || b.portStart < 0 || b.portStart > 65535) {
+    throw fieldError("bad_request", `${field}.portStart`, `Bind "${b.address}": port must be 0..65535.`);
+  }
+  if (!Number.isInteger(portEnd) || portEnd > 65535 || portEnd < b.portStart) {
+    throw fieldError(
       "bad_request",
+      `${field}.portEnd`,
       `Bind "${b.address}": port range ${b.portStart}-${portEnd} is invalid.`,
     );
   }
-  const address = prefixBits === max ? addr : `${addr}/${prefixBits}`;
+  if (b.proto !== "tcp" && b.proto !== "udp") {
+    throw fieldError("bad_request", `${field}.proto`, `Bind "${b.address}": protocol must be tcp or udp.`);
+  }
+  const canonical = canonicalAddress(addr);
+  const address = prefixBits === max ? canonical : `${canonical}/${prefixBits}`;
   return { address, prefixBits, proto: b.proto, portStart: b.portStart, portEnd };
 }
 
-/** Create a pool with fresh secrets (hash key and rendezvous seed), its binds and proxies, and version 1. */
-export async function createPool(
-  db: Db,
-  actor: Actor | { actorKind: "system"; actorId: null; actorLabel: string },
-  input: NewPoolInput,
-): Promise<PoolDetail> {
-  if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(input.name)) {
-    throw new TideError(
-      "bad_request",
-      `Pool name "${input.name}" must be lower-case letters, digits and dashes.`,
+type ParsedBind = ReturnType<typeof parseBind>;
+
+/**
+ * A pool's whole bind list: 1..256 valid binds, none overlapping another (a packet matching two
+ * binds of one pool is harmless to the data plane but always an operator's mistake).
+ */
+function parseBindList(binds: readonly BindInput[], pool: { id: string; name: string }): ParsedBind[] {
+  if (binds.length === 0) throw fieldError("bad_request", "binds", "A pool needs at least one bind.");
+  if (binds.length > MAX_POOL_BINDS) {
+    throw fieldError(
+      "unprocessable",
+      "binds",
+      `A pool holds at most ${MAX_POOL_BINDS} binds (GLBD limit); got ${binds.length}.`,
     );
   }
-  if (input.binds.length === 0) throw new TideError("bad_request", "A pool needs at least one bind.");
-  if (input.binds.length > 256 || input.proxies.length > 256) {
-    throw new TideError("unprocessable", "A pool holds at most 256 binds and 256 proxies (GLBD limits).");
+  const parsed = binds.map((b, i) => parseBind(b, `binds[${i}]`));
+  const placed = parsed.map((b) => ({ ...b, poolId: pool.id, poolName: pool.name }));
+  const overlap = findBindOverlaps(placed, [])[0];
+  if (overlap) {
+    const j = placed.indexOf(overlap.b);
+    throw fieldError("conflict", `binds[${j}]`, describeOverlap(overlap), {
+      binds: [bindLabel(overlap.a), bindLabel(overlap.b)],
+    });
   }
-  const binds = input.binds.map(parseBind);
-  for (const p of input.proxies) {
-    if (isIP(p.address) !== 4)
-      throw new TideError("bad_request", `Proxy address "${p.address}" must be IPv4.`);
+  return parsed;
+}
+
+function checkName(name: string): void {
+  if (!POOL_NAME.test(name)) {
+    throw fieldError(
+      "bad_request",
+      "name",
+      `Pool name "${name}" must be 1-63 lower-case letters, digits and dashes.`,
+    );
   }
-  const ref = "kind" in actor ? actorRef(actor) : actor;
+}
+
+function nameTaken(e: unknown): boolean {
+  return e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002";
+}
+
+const bindsForAudit = (binds: readonly ParsedBind[]) => binds.map(bindLabel);
+
+/**
+ * Create a pool with fresh secrets (hash key and rendezvous seed) and its binds. A table needs a
+ * proxy that is not inactive, so a pool created without proxies (the API's way) has no version
+ * until its first proxy joins (see createProxy); with initial proxies (seed, tests) they join
+ * active and version 1 is written at once. Directors given here are not overlap-checked: only the
+ * seed passes them (use assignPool otherwise).
+ */
+export async function createPool(db: Db, actor: PoolActor, input: NewPoolInput): Promise<PoolDetail> {
+  checkName(input.name);
   const poolId = newId("pool");
+  const binds = parseBindList(input.binds, { id: poolId, name: input.name });
+  const hashFields = parseHashFields(input.hashFields ?? ["src_addr"]);
+  const initial = input.proxies ?? [];
+  if (initial.length > 256) {
+    throw fieldError("unprocessable", "proxies", "A pool holds at most 256 proxies (GLBD limit).");
+  }
+  initial.forEach((p, i) => {
+    if (isIP(p.address) !== 4) {
+      throw fieldError("bad_request", `proxies[${i}].address`, `Proxy address "${p.address}" must be IPv4.`);
+    }
+  });
+  const ref = refOf(actor);
   try {
     await db.$transaction(async (tx) => {
       await tx.pool.create({
@@ -83,10 +179,10 @@ export async function createPool(
           description: input.description ?? "",
           hashKey: randomBytes(16),
           seed: randomBytes(16),
-          hashFields: input.hashFields ?? ["src_addr"],
+          hashFields,
           binds: { create: binds.map((b) => ({ id: newId("bind"), ...b })) },
           proxies: {
-            create: input.proxies.map((p, slot) => ({
+            create: initial.map((p, slot) => ({
               id: newId("proxy"),
               address: p.address,
               hostname: p.hostname,
@@ -98,13 +194,9 @@ export async function createPool(
         },
       });
       const proxies = await tx.proxy.findMany({ where: { poolId }, orderBy: { slot: "asc" } });
-      const version = await insertTableVersion(tx, {
-        poolId,
-        proxies,
-        cause: "pool.create",
-        reason: "",
-        actor: ref,
-      });
+      const version = isBuildable(proxies)
+        ? await insertTableVersion(tx, { poolId, proxies, cause: "pool.create", reason: "", actor: ref })
+        : null;
       await recordAudit(tx, {
         ...ref,
         action: "pool.create",
@@ -113,17 +205,279 @@ export async function createPool(
         poolId,
         after: {
           name: input.name,
-          binds: binds.map((b) => `${b.proto}/${b.address}:${b.portStart}-${b.portEnd}`),
-          proxies: input.proxies.length,
+          description: input.description ?? "",
+          hashFields,
+          binds: bindsForAudit(binds),
+          proxies: initial.length,
         },
-        tableVersionId: version.id,
+        tableVersionId: version?.id ?? null,
       });
-    });
+    }, TRANSACTION_OPTIONS);
   } catch (e) {
-    if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {
-      throw new TideError("conflict", `A pool named "${input.name}" or one of its proxies already exists.`);
+    if (nameTaken(e)) {
+      throw fieldError("conflict", "name", `A pool named "${input.name}" already exists.`);
     }
     throw e;
   }
   return getPool(db, poolId);
+}
+
+/** Rename or re-describe a pool. No table change, so no version. */
+export async function updatePool(
+  db: Db,
+  actor: Actor,
+  input: { poolId: string; name?: string | undefined; description?: string | undefined },
+): Promise<PoolDetail> {
+  if (input.name !== undefined) checkName(input.name);
+  try {
+    await db.$transaction(async (tx) => {
+      await lockPool(tx, input.poolId);
+      const before = await tx.pool.findUniqueOrThrow({
+        where: { id: input.poolId },
+        select: { name: true, description: true },
+      });
+      const after = {
+        name: input.name ?? before.name,
+        description: input.description ?? before.description,
+      };
+      await tx.pool.update({ where: { id: input.poolId }, data: after });
+      await recordAudit(tx, {
+        ...actorRef(actor),
+        action: "pool.update",
+        targetType: "pool",
+        targetId: input.poolId,
+        poolId: input.poolId,
+        before,
+        after,
+      });
+    }, TRANSACTION_OPTIONS);
+  } catch (e) {
+    if (nameTaken(e)) throw fieldError("conflict", "name", `A pool named "${input.name}" already exists.`);
+    throw e;
+  }
+  return getPool(db, input.poolId);
+}
+
+/**
+ * Write a version of the pool's current state (proxies as they are) inside the caller's
+ * transaction, or none when no proxy is in the table's rotation (nothing to build).
+ */
+async function versionOfCurrentState(
+  tx: Tx,
+  poolId: string,
+  cause: string,
+  reason: string,
+  actor: PoolActor,
+) {
+  const proxies = await tx.proxy.findMany({
+    where: { poolId },
+    select: proxySelect,
+    orderBy: { slot: "asc" },
+  });
+  if (!isBuildable(proxies)) return null;
+  return insertTableVersion(tx, { poolId, proxies, cause, reason, actor: refOf(actor) });
+}
+
+export interface PoolChange {
+  pool: PoolDetail;
+  tableVersion: TableVersionSummary | null;
+}
+
+/**
+ * Replace a pool's binds. Rows do not move (they depend on the seed and the proxies only), but
+ * the directors must learn the new binds, so a new version is written. Refused when a new bind
+ * overlaps a bind of another pool on any director that serves this pool.
+ */
+export async function setBinds(
+  db: Db,
+  actor: Actor,
+  input: { poolId: string; binds: BindInput[]; reason?: string | undefined },
+): Promise<PoolChange> {
+  const version = await db.$transaction(async (tx) => {
+    await lockPool(tx, input.poolId);
+    const pool = await tx.pool.findUniqueOrThrow({
+      where: { id: input.poolId },
+      select: {
+        id: true,
+        name: true,
+        binds: { select: bindSelect, orderBy: { createdAt: "asc" } },
+        directors: { select: { id: true }, orderBy: { id: "asc" } },
+      },
+    });
+    const binds = parseBindList(input.binds, pool);
+    await lockDirectorsAndCheckBinds(
+      tx,
+      pool.directors.map((d) => d.id),
+      binds.map((b): PlacedBind => ({ ...b, poolId: pool.id, poolName: pool.name })),
+    );
+    await tx.bind.deleteMany({ where: { poolId: pool.id } });
+    // createdAt orders binds in replies; stamp them a millisecond apart to keep the given order.
+    const now = Date.now();
+    await tx.bind.createMany({
+      data: binds.map((b, i) => ({ id: newId("bind"), poolId: pool.id, ...b, createdAt: new Date(now + i) })),
+    });
+    const v = await versionOfCurrentState(tx, pool.id, "binds", input.reason ?? "", actor);
+    await recordAudit(tx, {
+      ...actorRef(actor),
+      action: "pool.binds",
+      targetType: "pool",
+      targetId: pool.id,
+      poolId: pool.id,
+      before: { binds: pool.binds.map(bindLabel) },
+      after: { binds: bindsForAudit(binds), tableVersion: v?.version ?? null },
+      reason: input.reason ?? "",
+      tableVersionId: v?.id ?? null,
+    });
+    return v;
+  }, TRANSACTION_OPTIONS);
+  return { pool: await getPool(db, input.poolId), tableVersion: version ? toVersionSummary(version) : null };
+}
+
+/**
+ * Replace a pool's hash fields. The table's rows stay, but the same flow now hashes to another
+ * row, so most flows change proxy (GET …/hash-fields/preview says how many): a new version.
+ */
+export async function setHashFields(
+  db: Db,
+  actor: Actor,
+  input: { poolId: string; hashFields: readonly string[]; reason?: string | undefined },
+): Promise<PoolChange> {
+  const hashFields = parseHashFields(input.hashFields);
+  const version = await db.$transaction(async (tx) => {
+    await lockPool(tx, input.poolId);
+    const before = await tx.pool.findUniqueOrThrow({
+      where: { id: input.poolId },
+      select: { hashFields: true },
+    });
+    if (before.hashFields.join(",") === hashFields.join(",")) {
+      throw fieldError(
+        "conflict",
+        "hashFields",
+        `Pool ${input.poolId} already hashes on ${hashFields.join(", ")}.`,
+      );
+    }
+    await tx.pool.update({ where: { id: input.poolId }, data: { hashFields } });
+    const v = await versionOfCurrentState(
+      tx,
+      input.poolId,
+      `hash fields: ${before.hashFields.join("+")} -> ${hashFields.join("+")}`,
+      input.reason ?? "",
+      actor,
+    );
+    await recordAudit(tx, {
+      ...actorRef(actor),
+      action: "pool.hash_fields",
+      targetType: "pool",
+      targetId: input.poolId,
+      poolId: input.poolId,
+      before: { hashFields: before.hashFields },
+      after: { hashFields, tableVersion: v?.version ?? null },
+      reason: input.reason ?? "",
+      tableVersionId: v?.id ?? null,
+    });
+    return v;
+  }, TRANSACTION_OPTIONS);
+  return { pool: await getPool(db, input.poolId), tableVersion: version ? toVersionSummary(version) : null };
+}
+
+/**
+ * How many flows would change primary proxy with other hash fields: a deterministic sample of
+ * client flows to the pool's first bind, mapped through the current version with the pool's fields
+ * and with the proposed ones.
+ */
+export async function previewHashFields(
+  db: Db,
+  input: { poolId: string; hashFields: string | readonly string[] },
+): Promise<HashFieldsPreview> {
+  const to = parseHashFields(input.hashFields);
+  const pool = await db.pool.findUnique({
+    where: { id: input.poolId },
+    select: { hashFields: true, binds: { select: bindSelect, orderBy: { createdAt: "asc" }, take: 1 } },
+  });
+  if (!pool) throw new TideError("not_found", `Pool ${input.poolId} does not exist.`);
+  const from = pool.hashFields as HashField[];
+  const current = await currentTableOf(db, input.poolId);
+  if (!current) {
+    return {
+      poolId: input.poolId,
+      from,
+      to,
+      tableVersionId: null,
+      sampleFlows: 0,
+      flowsMoved: 0,
+      fractionMoved: null,
+    };
+  }
+  const flows = sampleFlows(pool.binds[0], PREVIEW_SAMPLE_FLOWS);
+  const moved = countMovedFlows(current.table, from, to, flows);
+  return {
+    poolId: input.poolId,
+    from,
+    to,
+    tableVersionId: current.summary.id,
+    sampleFlows: flows.length,
+    flowsMoved: moved,
+    fractionMoved: moved / flows.length,
+  };
+}
+
+/**
+ * Delete a pool, its binds and table versions (the audit log keeps its history). Only when nothing
+ * can be serving it: no director assigned and every proxy inactive; otherwise a conflict naming
+ * what is in the way.
+ */
+export async function removePool(
+  db: Db,
+  actor: Actor,
+  input: { poolId: string; reason?: string | undefined },
+): Promise<{ removed: { id: string; name: string } }> {
+  return db.$transaction(async (tx) => {
+    await lockPool(tx, input.poolId);
+    const pool = await tx.pool.findUniqueOrThrow({
+      where: { id: input.poolId },
+      select: {
+        id: true,
+        name: true,
+        hashFields: true,
+        binds: { select: bindSelect, orderBy: { createdAt: "asc" } },
+        directors: { select: { id: true, hostname: true }, orderBy: { hostname: "asc" } },
+        proxies: { select: proxySelect, orderBy: { slot: "asc" } },
+      },
+    });
+    const busy = pool.proxies.filter((p) => p.state !== "inactive");
+    if (pool.directors.length > 0 || busy.length > 0) {
+      const parts: string[] = [];
+      if (pool.directors.length > 0) {
+        parts.push(
+          `directors serve it (${pool.directors.map((d) => `${d.hostname} ${d.id}`).join(", ")}); unassign them`,
+        );
+      }
+      if (busy.length > 0) {
+        parts.push(
+          `proxies are not inactive (${busy.map((p) => `${p.hostname} ${p.id} ${p.state}`).join(", ")}); drain and deactivate them`,
+        );
+      }
+      throw new TideError("conflict", `Pool "${pool.name}" cannot be removed: ${parts.join("; ")}.`, {
+        directorIds: pool.directors.map((d) => d.id),
+        proxyIds: busy.map((p) => p.id),
+      });
+    }
+    await tx.proxy.deleteMany({ where: { poolId: pool.id } });
+    await tx.pool.delete({ where: { id: pool.id } });
+    await recordAudit(tx, {
+      ...actorRef(actor),
+      action: "pool.remove",
+      targetType: "pool",
+      targetId: pool.id,
+      poolId: pool.id,
+      before: {
+        name: pool.name,
+        hashFields: pool.hashFields,
+        binds: pool.binds.map(bindLabel),
+        proxies: pool.proxies.map((p) => `${p.hostname} ${p.address}`),
+      },
+      reason: input.reason ?? "",
+    });
+    return { removed: { id: pool.id, name: pool.name } };
+  }, TRANSACTION_OPTIONS);
 }

@@ -1,35 +1,65 @@
-import { newId, TideError, type Proxy } from "@tide/contracts";
-import { proxySelect, type Db } from "@tide/db";
+import {
+  HOSTNAME_PATTERN,
+  newId,
+  TideError,
+  type Proxy,
+  type ProxyCreated,
+  type TableVersionSummary,
+} from "@tide/contracts";
+import { proxySelect, type Db, type Prisma } from "@tide/db";
 import { actorRef, type Actor } from "../auth/actor";
 import { recordAudit } from "./audit.service";
 import { toProxy, toVersionSummary } from "./fleet.service";
 import { checkPoolInvariants } from "./proxy-transition.plan";
 import { lockPool, TRANSACTION_OPTIONS } from "./pool-lock";
-import { insertTableVersion } from "./table.service";
+import { insertTableVersion, isBuildable } from "./table.service";
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
-/** Add a proxy to a pool. It starts inactive (out of every row), so no new table version is needed. */
+/**
+ * Whether a pool carries traffic: a director serves it and it has a table version (directors load
+ * only a pool's versions). A pool that carries none has no connections to protect.
+ */
+async function carriesTraffic(tx: Prisma.TransactionClient, poolId: string): Promise<boolean> {
+  const pool = await tx.pool.findUniqueOrThrow({
+    where: { id: poolId },
+    select: { _count: { select: { directors: true, tableVersions: true } } },
+  });
+  return pool._count.directors > 0 && pool._count.tableVersions > 0;
+}
+
+/**
+ * Add a proxy to a pool.
+ *
+ * Bring-up rule: a proxy joins *active* while the pool carries no traffic (no director serves it,
+ * or it has no table version yet), and a new version is written at once, so a pool created empty
+ * is brought up by adding its proxies and then assigning a director; its first proxy writes
+ * version 1. A proxy added to a pool that carries traffic joins *inactive* (out of every row, so
+ * no new version) and is filled and activated like any other: established connections are safe.
+ */
 export async function createProxy(
   db: Db,
   actor: Actor,
   input: { poolId: string; address: string; hostname: string },
-): Promise<Proxy> {
+): Promise<ProxyCreated> {
   if (!IPV4.test(input.address)) {
-    throw new TideError(
-      "bad_request",
-      `Proxy address must be an IPv4 address (outer GUE header), got "${input.address}".`,
-    );
+    const message = `Proxy address must be an IPv4 address (outer GUE header), got "${input.address}".`;
+    throw new TideError("bad_request", message, { fields: { address: message } });
   }
-  if (!HOSTNAME.test(input.hostname)) {
-    throw new TideError("bad_request", `"${input.hostname}" is not a valid host name.`);
+  if (!HOSTNAME_PATTERN.test(input.hostname)) {
+    const message = `"${input.hostname}" is not a valid host name.`;
+    throw new TideError("bad_request", message, { fields: { hostname: message } });
   }
   return db.$transaction(async (tx) => {
     await lockPool(tx, input.poolId);
-    const proxies = await tx.proxy.findMany({ where: { poolId: input.poolId }, select: proxySelect });
+    const proxies = await tx.proxy.findMany({
+      where: { poolId: input.poolId },
+      select: proxySelect,
+      orderBy: { slot: "asc" },
+    });
     if (proxies.some((p) => p.address === input.address)) {
-      throw new TideError("conflict", `Pool ${input.poolId} already has a proxy at ${input.address}.`);
+      const message = `Pool ${input.poolId} already has a proxy at ${input.address}.`;
+      throw new TideError("conflict", message, { fields: { address: message } });
     }
     if (proxies.length >= 256) {
       throw new TideError(
@@ -37,31 +67,41 @@ export async function createProxy(
         "A pool holds at most 256 proxies (the GLBD table format's limit).",
       );
     }
+    const state = (await carriesTraffic(tx, input.poolId)) ? ("inactive" as const) : ("active" as const);
     const id = newId("proxy");
-    const candidate = { id, address: input.address, hostname: input.hostname, state: "inactive" as const };
+    const candidate = { id, address: input.address, hostname: input.hostname, state };
     const violation = checkPoolInvariants(proxies, [...proxies, candidate], id);
     if (violation) throw violation;
     const slot = proxies.reduce((m, p) => Math.max(m, p.slot + 1), 0);
     const created = await tx.proxy.create({
-      data: {
-        id,
-        poolId: input.poolId,
-        address: input.address,
-        hostname: input.hostname,
-        state: "inactive",
-        slot,
-      },
+      data: { id, poolId: input.poolId, address: input.address, hostname: input.hostname, state, slot },
       select: proxySelect,
     });
+    const version =
+      state === "active"
+        ? await insertTableVersion(tx, {
+            poolId: input.poolId,
+            proxies: [...proxies, created],
+            cause: `add ${created.hostname}: active (pool carries no traffic)`,
+            reason: "",
+            actor: actorRef(actor),
+          })
+        : null;
     await recordAudit(tx, {
       ...actorRef(actor),
       action: "proxy.create",
       targetType: "proxy",
       targetId: id,
       poolId: input.poolId,
-      after: { address: created.address, hostname: created.hostname, state: created.state },
+      after: {
+        address: created.address,
+        hostname: created.hostname,
+        state: created.state,
+        tableVersion: version?.version ?? null,
+      },
+      tableVersionId: version?.id ?? null,
     });
-    return toProxy(created);
+    return { ...toProxy(created), tableVersion: version ? toVersionSummary(version) : null };
   }, TRANSACTION_OPTIONS);
 }
 
@@ -70,7 +110,7 @@ export async function removeProxy(
   db: Db,
   actor: Actor,
   input: { proxyId: string; reason?: string | undefined },
-): Promise<{ removed: Proxy }> {
+): Promise<{ removed: Proxy; tableVersion: TableVersionSummary | null }> {
   const found = await db.proxy.findUnique({ where: { id: input.proxyId }, select: proxySelect });
   if (!found) throw new TideError("not_found", `Proxy ${input.proxyId} does not exist.`);
   return db.$transaction(async (tx) => {
@@ -85,6 +125,22 @@ export async function removeProxy(
       );
     }
     await tx.proxy.delete({ where: { id: proxy.id } });
+    // The proxy left the backend list, so the table's bytes change (rows do not: it was inactive).
+    // With no proxy left in rotation there is nothing to build and the last version stays.
+    const rest = await tx.proxy.findMany({
+      where: { poolId: proxy.poolId },
+      select: proxySelect,
+      orderBy: { slot: "asc" },
+    });
+    const version = isBuildable(rest)
+      ? await insertTableVersion(tx, {
+          poolId: proxy.poolId,
+          proxies: rest,
+          cause: `remove ${proxy.hostname}`,
+          reason: input.reason ?? "",
+          actor: actorRef(actor),
+        })
+      : null;
     await recordAudit(tx, {
       ...actorRef(actor),
       action: "proxy.remove",
@@ -92,9 +148,11 @@ export async function removeProxy(
       targetId: proxy.id,
       poolId: proxy.poolId,
       before: { address: proxy.address, hostname: proxy.hostname, state: proxy.state },
+      after: { tableVersion: version?.version ?? null },
       reason: input.reason ?? "",
+      tableVersionId: version?.id ?? null,
     });
-    return { removed: toProxy(proxy) };
+    return { removed: toProxy(proxy), tableVersion: version ? toVersionSummary(version) : null };
   }, TRANSACTION_OPTIONS);
 }
 

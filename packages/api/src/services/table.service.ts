@@ -36,6 +36,14 @@ export interface BuildProxy {
   healthy: boolean;
 }
 
+/**
+ * Whether a table can be built from these proxies: row assignment needs at least one proxy in the
+ * rotation (not inactive). A pool without one has no table version to serve.
+ */
+export function isBuildable(proxies: readonly { state: ProxyState }[]): boolean {
+  return proxies.some((p) => p.state !== "inactive");
+}
+
 /** Build the table a pool would serve with these proxy states (nothing is written). */
 export async function buildPoolTable(
   db: Tx,

@@ -1,0 +1,86 @@
+import {
+  Director,
+  DirectorDetail,
+  DirectorIdInput,
+  DirectorPoolInput,
+  DirectorRemoved,
+  RegisterDirectorInput,
+} from "@tide/contracts";
+import { z } from "zod";
+import {
+  assignPool,
+  getDirector,
+  registerDirector,
+  removeDirector,
+  unassignPool,
+} from "../services/director.service";
+import { listDirectors } from "../services/fleet.service";
+import { adminProcedure, readProcedure, router } from "../trpc";
+
+export const directorsRouter = router({
+  list: readProcedure
+    .meta({ openapi: { method: "GET", path: "/directors", tags: ["directors"], summary: "List directors" } })
+    .input(z.void())
+    .output(z.array(Director))
+    .query(({ ctx }) => listDirectors(ctx.db)),
+  get: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/directors/{directorId}",
+        tags: ["directors"],
+        summary: "A director with the pools it serves",
+      },
+    })
+    .input(DirectorIdInput)
+    .output(DirectorDetail)
+    .query(({ ctx, input }) => getDirector(ctx.db, input.directorId)),
+  register: adminProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/directors",
+        tags: ["directors"],
+        summary: "Register a director by its agent's host name (409 with the existing id if taken)",
+      },
+    })
+    .input(RegisterDirectorInput)
+    .output(DirectorDetail)
+    .mutation(({ ctx, input }) => registerDirector(ctx.db, ctx.actor, input)),
+  assignPool: adminProcedure
+    .meta({
+      openapi: {
+        method: "PUT",
+        path: "/directors/{directorId}/pools/{poolId}",
+        tags: ["directors"],
+        summary: "Make a director serve a pool (idempotent; refused if binds overlap)",
+      },
+    })
+    .input(DirectorPoolInput)
+    .output(DirectorDetail)
+    .mutation(({ ctx, input }) => assignPool(ctx.db, ctx.actor, input)),
+  unassignPool: adminProcedure
+    .meta({
+      openapi: {
+        method: "DELETE",
+        path: "/directors/{directorId}/pools/{poolId}",
+        tags: ["directors"],
+        summary: "Stop a director serving a pool",
+      },
+    })
+    .input(DirectorPoolInput)
+    .output(DirectorDetail)
+    .mutation(({ ctx, input }) => unassignPool(ctx.db, ctx.actor, input)),
+  remove: adminProcedure
+    .meta({
+      openapi: {
+        method: "DELETE",
+        path: "/directors/{directorId}",
+        tags: ["directors"],
+        summary: "Remove a director (it stops serving its pools)",
+      },
+    })
+    .input(DirectorIdInput)
+    .output(DirectorRemoved)
+    .mutation(({ ctx, input }) => removeDirector(ctx.db, ctx.actor, input)),
+});

@@ -1,0 +1,117 @@
+import {
+  CreatePoolInput,
+  HashFieldsPreview,
+  PoolChangeResult,
+  PoolDetail,
+  PoolIdInput,
+  PoolRemoved,
+  PoolSummary,
+  PreviewHashFieldsInput,
+  RemovePoolInput,
+  SetBindsInput,
+  SetHashFieldsInput,
+  UpdatePoolInput,
+} from "@tide/contracts";
+import { z } from "zod";
+import { getPool, listPools } from "../services/fleet.service";
+import {
+  createPool,
+  previewHashFields,
+  removePool,
+  setBinds,
+  setHashFields,
+  updatePool,
+} from "../services/pool.service";
+import { adminProcedure, readProcedure, router } from "../trpc";
+
+export const poolsRouter = router({
+  list: readProcedure
+    .meta({ openapi: { method: "GET", path: "/pools", tags: ["pools"], summary: "List pools" } })
+    .input(z.void())
+    .output(z.array(PoolSummary))
+    .query(({ ctx }) => listPools(ctx.db)),
+  get: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/pools/{poolId}",
+        tags: ["pools"],
+        summary: "A pool with its proxies and directors",
+      },
+    })
+    .input(PoolIdInput)
+    .output(PoolDetail)
+    .query(({ ctx, input }) => getPool(ctx.db, input.poolId)),
+  create: adminProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/pools",
+        tags: ["pools"],
+        summary: "Create a pool with its binds (no proxies, no table version until a proxy joins)",
+      },
+    })
+    .input(CreatePoolInput)
+    .output(PoolDetail)
+    .mutation(({ ctx, input }) => createPool(ctx.db, ctx.actor, input)),
+  update: adminProcedure
+    .meta({
+      openapi: {
+        method: "PATCH",
+        path: "/pools/{poolId}",
+        tags: ["pools"],
+        summary: "Rename or re-describe a pool",
+      },
+    })
+    .input(UpdatePoolInput)
+    .output(PoolDetail)
+    .mutation(({ ctx, input }) => updatePool(ctx.db, ctx.actor, input)),
+  setBinds: adminProcedure
+    .meta({
+      openapi: {
+        method: "PUT",
+        path: "/pools/{poolId}/binds",
+        tags: ["pools"],
+        summary: "Replace a pool's binds (new table version, no row moves)",
+      },
+    })
+    .input(SetBindsInput)
+    .output(PoolChangeResult)
+    .mutation(({ ctx, input }) => setBinds(ctx.db, ctx.actor, input)),
+  setHashFields: adminProcedure
+    .meta({
+      openapi: {
+        method: "PUT",
+        path: "/pools/{poolId}/hash-fields",
+        tags: ["pools"],
+        summary: "Replace a pool's hash fields (new table version; flows move, preview first)",
+      },
+    })
+    .input(SetHashFieldsInput)
+    .output(PoolChangeResult)
+    .mutation(({ ctx, input }) => setHashFields(ctx.db, ctx.actor, input)),
+  previewHashFields: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/pools/{poolId}/hash-fields/preview",
+        tags: ["pools"],
+        summary: "Share of client flows whose proxy would change with other hash fields",
+      },
+    })
+    .input(PreviewHashFieldsInput)
+    .output(HashFieldsPreview)
+    .query(({ ctx, input }) => previewHashFields(ctx.db, input)),
+  remove: adminProcedure
+    .meta({
+      openapi: {
+        method: "DELETE",
+        path: "/pools/{poolId}",
+        tags: ["pools"],
+        summary: "Remove a pool no director serves and whose proxies are all inactive",
+      },
+    })
+    .input(RemovePoolInput)
+    .output(PoolRemoved)
+    .mutation(({ ctx, input }) => removePool(ctx.db, ctx.actor, input)),
+});
