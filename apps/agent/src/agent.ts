@@ -10,8 +10,8 @@ import {
 import { BccTools } from "./bcc/bcc-tools";
 import type { AgentConfig } from "./config";
 import { ConsoleLink, redact, type ConsoleLinkOptions } from "./console/console-link";
-import { directorLoadTable, directorState, redirectState, servedHashes } from "./dataplane/data-plane-state";
-import { applyDirectorTables } from "./dataplane/director-tables";
+import { directorState, redirectState } from "./dataplane/data-plane-state";
+import { DirectorReconciler } from "./dataplane/director-reconciler";
 import { renderMetrics } from "./metrics/exposition";
 import { serveMetrics } from "./metrics/server";
 import { mergeTargets, PmtuProber, type PmtuTarget } from "./pmtu/prober";
@@ -110,7 +110,11 @@ export class Agent {
   private latest: Tick | null = null;
   private running = false;
   private intervalMs: number;
-  private tableApply: Promise<void> = Promise.resolve();
+  /** On a director host with a console: keeps the director serving the desired tables. */
+  private reconciler: DirectorReconciler | null = null;
+  get directorReconciler(): DirectorReconciler | null {
+    return this.reconciler;
+  }
 
   constructor(
     private readonly config: AgentConfig,
@@ -140,9 +144,19 @@ export class Agent {
           probes: this.observer.probes.state.probes(),
           dataPlane: this.latest?.dataPlane ?? [],
         }),
-        onDesired: (d) => this.applyDesired(d, token),
+        onDesired: (d) => this.applyDesired(d),
         onDelivered: this.hooks.onDelivered,
       });
+      const link = this.link;
+      if (this.config.directorSocket !== null && this.config.roles.includes("director")) {
+        this.reconciler = new DirectorReconciler({
+          socket: this.config.directorSocket,
+          tableDir: this.config.tableDir,
+          download: (t) => link.downloadTable(t.downloadPath, t.contentHash, this.config.tableDir),
+          log: (line) => this.log(redact(line, token)),
+        });
+        this.reconciler.start();
+      }
       this.log(`console ${this.config.consoleUrl}; buffering up to ${capacity} samples while unreachable`);
     } else {
       this.log("no consoleUrl: running local-only");
@@ -182,43 +196,18 @@ export class Agent {
     }
   }
 
-  /** Adopt the console's interval and targets and, on a director, bring its tables to the desired ones. */
-  private async applyDesired(desired: DesiredState, token: string): Promise<void> {
+  /** Adopt the console's interval and targets and, on a director, the tables it must serve. */
+  private applyDesired(desired: DesiredState): Promise<void> {
     this.intervalMs = desired.sampleIntervalMs;
     this.observer.setPmtuTargets(desired.pmtuTargets);
-    const socket = this.config.directorSocket;
-    const link = this.link;
-    if (socket === null || !this.config.roles.includes("director") || link === null) return;
-    // One apply at a time: a newer desired state waits for the load in progress, then re-checks.
-    this.tableApply = this.tableApply.then(async () => {
-      try {
-        const state = await directorState(socket);
-        if (!state.reachable) throw new Error(`director unreachable: ${state.error ?? "no reply"}`);
-        const outcome = await applyDirectorTables(desired.directorTables, state.tableHashes, {
-          download: (t) => link.downloadTable(t.downloadPath, t.contentHash, this.config.tableDir),
-          load: async (file, poolNames) => {
-            const r = await directorLoadTable(socket, file, poolNames);
-            return { generation: r.generation, tableHashes: servedHashes(r.pools) };
-          },
-          tableDir: this.config.tableDir,
-        });
-        if (outcome.kind === "loaded")
-          this.log(
-            `desired ${desired.revision}: director serves ${outcome.poolNames.join(", ")} (generation ${outcome.generation})`,
-          );
-        else if (outcome.kind === "nothing_desired" && Object.keys(state.tableHashes).length > 0)
-          this.log(`desired ${desired.revision}: no tables for this director; it keeps serving what it has`);
-      } catch (err) {
-        this.log(
-          `desired ${desired.revision}: tables not applied: ${redact(err instanceof Error ? err.message : String(err), token)}`,
-        );
-      }
-    });
-    await this.tableApply;
+    this.reconciler?.setDesired(desired.revision, desired.directorTables);
+    return Promise.resolve();
   }
 
   stop(): void {
     this.running = false;
+    this.reconciler?.stop();
+    this.link?.close();
     if (this.timer !== null) clearTimeout(this.timer);
     this.metrics?.close();
     this.observer.stop();

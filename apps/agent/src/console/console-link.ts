@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdir, rename, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import {
   AGENT_PROTOCOL_VERSION,
   AgentHelloReply,
@@ -16,6 +16,11 @@ import { RingBuffer } from "./ring-buffer";
 
 /** One HTTP call's time limit, in ms. */
 const REQUEST_TIMEOUT_MS = 10_000;
+/**
+ * How long one desired-state long poll may wait on the console, ms: the console answers at once on
+ * a change (it is woken at commit) and with the unchanged state after this.
+ */
+export const DESIRED_WAIT_MS = 20_000;
 
 export interface ConsoleLinkOptions {
   consoleUrl: string;
@@ -58,6 +63,9 @@ export class ConsoleLink {
   private desiredRevision: number | null = null;
   private sending = false;
   private everFailed = false;
+  private watching = false;
+  private closed = false;
+  private watchAbort: AbortController | null = null;
   lastError: string | null = null;
 
   constructor(private readonly o: ConsoleLinkOptions) {
@@ -100,7 +108,10 @@ export class ConsoleLink {
     if (!this.helloDone) {
       const reply = AgentHelloReply.parse(await this.call("POST", "/api/v1/agent/hello", this.o.hello()));
       this.helloDone = true;
+      // After a (re)connect the console's answer is the truth, whatever revision we had.
+      this.desiredRevision = null;
       await this.applyDesired(reply.desired);
+      if (!this.watching) void this.watchDesired();
     }
     // Everything but the newest sample is a replay once a delivery has failed.
     while (this.buffer.size > 0) {
@@ -112,12 +123,72 @@ export class ConsoleLink {
       this.o.onDelivered?.({ sampledAt: batch.map((o) => o.sampledAt), replayed, accepted: reply.accepted });
       if (this.buffer.size === 0) this.everFailed = false;
       if (reply.desiredRevision !== this.desiredRevision) {
-        await this.applyDesired(DesiredState.parse(await this.call("GET", "/api/v1/agent/desired")));
+        const desired = DesiredState.parse(await this.call("GET", "/api/v1/agent/desired"));
+        // A revision lower than ours means the console's record of this host started over: take it.
+        await this.applyDesired(
+          desired,
+          this.desiredRevision !== null && reply.desiredRevision < this.desiredRevision,
+        );
       }
     }
   }
 
-  private async applyDesired(desired: DesiredState): Promise<void> {
+  /**
+   * Long poll of the desired state: the console answers as soon as this host's desired revision moves
+   * (a drain reaches the directors' agents at commit, not at their next batch). The batch replies'
+   * revision stays the fallback. Runs from the first hello until close(); errors back off.
+   */
+  private async watchDesired(): Promise<void> {
+    this.watching = true;
+    let failures = 0;
+    try {
+      while (!this.closed) {
+        if (!this.helloDone || this.desiredRevision === null) {
+          await sleep(1_000);
+          continue;
+        }
+        const asked = this.desiredRevision;
+        const started = Date.now();
+        try {
+          this.watchAbort = new AbortController();
+          const desired = DesiredState.parse(
+            await this.call(
+              "GET",
+              `/api/v1/agent/desired?after=${asked}&waitMs=${DESIRED_WAIT_MS}`,
+              undefined,
+              DESIRED_WAIT_MS + REQUEST_TIMEOUT_MS,
+              this.watchAbort.signal,
+            ),
+          );
+          failures = 0;
+          if (desired.revision !== asked) await this.applyDesired(desired);
+          // A console that answers early without a change (no LISTEN connection) is not hammered.
+          else if (Date.now() - started < 1_000) await sleep(1_000);
+        } catch (err) {
+          if (this.closed) return;
+          failures++;
+          const wait = backoffMs(failures);
+          if (failures === 1)
+            this.o.log(
+              `desired-state watch failed (${redact(String(err), this.o.token)}); retry in ${wait} ms`,
+            );
+          await sleep(wait);
+        }
+      }
+    } finally {
+      this.watching = false;
+    }
+  }
+
+  /** Stop the desired-state watch (the agent is stopping). */
+  close(): void {
+    this.closed = true;
+    this.watchAbort?.abort();
+  }
+
+  private async applyDesired(desired: DesiredState, force = false): Promise<void> {
+    // Revisions only grow; an answer overtaken by a newer one (long poll vs batch reply) is dropped.
+    if (!force && this.desiredRevision !== null && desired.revision <= this.desiredRevision) return;
     this.desiredRevision = desired.revision;
     try {
       await this.o.onDesired(desired);
@@ -129,12 +200,24 @@ export class ConsoleLink {
   }
 
   /** An authenticated call; rejects on network errors, timeouts and non-2xx answers. */
-  async call(method: "GET" | "POST", path: string, body?: unknown): Promise<unknown> {
-    const res = await this.fetchRaw(method, path, body);
+  async call(
+    method: "GET" | "POST",
+    path: string,
+    body?: unknown,
+    timeoutMs = REQUEST_TIMEOUT_MS,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
+    const res = await this.fetchRaw(method, path, body, timeoutMs, signal);
     return (await res.json()) as unknown;
   }
 
-  async fetchRaw(method: "GET" | "POST", path: string, body?: unknown): Promise<Response> {
+  async fetchRaw(
+    method: "GET" | "POST",
+    path: string,
+    body?: unknown,
+    timeoutMs = REQUEST_TIMEOUT_MS,
+    signal?: AbortSignal,
+  ): Promise<Response> {
     const url = new URL(path, this.o.consoleUrl);
     const res = await fetch(url, {
       method,
@@ -143,7 +226,9 @@ export class ConsoleLink {
         ...(body !== undefined ? { "content-type": "application/json" } : {}),
       },
       body: body !== undefined ? JSON.stringify(body) : undefined,
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      signal: signal
+        ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
+        : AbortSignal.timeout(timeoutMs),
     });
     if (!res.ok) {
       const text = (await res.text().catch(() => "")).slice(0, 300);
@@ -155,8 +240,15 @@ export class ConsoleLink {
     return res;
   }
 
-  /** Download a table (GLBD bytes), check its sha256 and write it atomically; returns the path. */
+  /**
+   * Download a table (GLBD bytes), check its sha256 and write it atomically; returns the path. A file
+   * already there with the right hash is used as it is (a restarted director is repaired from disk).
+   */
   async downloadTable(downloadPath: string, contentHash: string, dir: string): Promise<string> {
+    const cached = `${dir}/${contentHash}.glbd`;
+    const existing = await readFile(cached).catch(() => null);
+    if (existing !== null && createHash("sha256").update(existing).digest("hex") === contentHash)
+      return cached;
     const res = await this.fetchRaw("GET", downloadPath);
     const bytes = Buffer.from(await res.arrayBuffer());
     const got = createHash("sha256").update(bytes).digest("hex");
@@ -172,3 +264,5 @@ export class ConsoleLink {
 }
 
 export const agentProtocolVersion = AGENT_PROTOCOL_VERSION;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());

@@ -33,6 +33,27 @@ export function servedHashes(pools: readonly { name: string; content_hash: strin
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
+/** What a director serves, from `status` alone (the reconciler's check, several times a second at most). */
+export interface DirectorServed {
+  reachable: boolean;
+  error: string | null;
+  /** Pool name -> content hash. */
+  tableHashes: Record<string, string>;
+}
+
+export async function directorServed(socket: string): Promise<DirectorServed> {
+  try {
+    const [status] = await controlExchange(socket, [{ id: 1, cmd: "status" }]);
+    const s = directorControlReplies.status.safeParse(status);
+    if (!s.success) return { reachable: false, error: "bad status reply", tableHashes: {} };
+    if (!s.data.ok)
+      return { reachable: false, error: `status: ${s.data.error.code}: ${s.data.error.message}`, tableHashes: {} };
+    return { reachable: true, error: null, tableHashes: servedHashes(s.data.result.pools) };
+  } catch (err) {
+    return { reachable: false, error: message(err), tableHashes: {} };
+  }
+}
+
 /** status + stats of tide-director over its control socket; unreachable (with the error) on any failure. */
 export async function directorState(socket: string): Promise<DataPlaneState> {
   try {
