@@ -1,6 +1,7 @@
 import type { ReactNode } from "react";
 import { requireUser } from "~/features/auth/current-user";
 import { AppHeader } from "~/features/layout/app-header";
+import { FleetAlarm } from "~/features/sync/fleet-alarm";
 import { SessionProvider } from "~/features/session/session-context";
 import styles from "./console-layout.module.css";
 
@@ -9,7 +10,10 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
   return (
     <SessionProvider me={me}>
       <AppHeader me={me} />
-      <main className={styles.main}>{children}</main>
+      <main className={styles.main}>
+        <FleetAlarm />
+        {children}
+      </main>
     </SessionProvider>
   );
 }

@@ -3,11 +3,11 @@
 import { useQuery } from "@tanstack/react-query";
 import { ErrorNotice } from "~/components/error-notice";
 import { useTRPC } from "~/trpc/react";
-import { DirectorsTable } from "./directors-table";
+import { DirectorSyncTable } from "~/features/sync/director-sync-table";
 import styles from "./fleet.module.css";
 import { PoolsTable } from "./pools-table";
 
-/** Pools and directors at a glance; refreshed every 10 s. */
+/** Pools and directors at a glance; pools refreshed every 10 s, director sync every second. */
 export function FleetOverview() {
   const trpc = useTRPC();
   const fleet = useQuery({ ...trpc.fleet.overview.queryOptions(), refetchInterval: 10_000 });
@@ -28,7 +28,7 @@ export function FleetOverview() {
           <h2 id="directors-heading">Directors</h2>
           <span className="muted">{directors.length}</span>
         </header>
-        <DirectorsTable directors={directors} pools={pools} />
+        <DirectorSyncTable />
       </section>
     </div>
   );

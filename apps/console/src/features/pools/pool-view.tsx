@@ -7,6 +7,7 @@ import { useCallback, useState } from "react";
 import { ErrorNotice } from "~/components/error-notice";
 import { usePageKeys } from "~/components/use-page-keys";
 import { useHasScope } from "~/features/session/session-context";
+import { ServedBy } from "~/features/sync/served-by";
 import { useTRPC } from "~/trpc/react";
 import { PoolFacts } from "./pool-facts";
 import { ProxiesTable } from "./proxies-table";
@@ -91,6 +92,7 @@ export function PoolView({ poolId }: { poolId: string }) {
       <section className="panel">
         <div className="body">
           <PoolFacts pool={p} />
+          <ServedBy poolId={p.id} />
         </div>
       </section>
       <div className={styles.grid}>

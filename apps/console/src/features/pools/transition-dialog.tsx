@@ -8,6 +8,7 @@ import { ModalDialog } from "~/components/modal-dialog";
 import { StateBadge } from "~/components/state-badge";
 import { TableDiffView } from "~/features/diff/table-diff-view";
 import { useHasScope } from "~/features/session/session-context";
+import { ServedBy } from "~/features/sync/served-by";
 import { useTRPC } from "~/trpc/react";
 import styles from "./transition-dialog.module.css";
 import { TransitionResult } from "./transition-result";
@@ -75,12 +76,15 @@ export function TransitionDialog({
       </div>
 
       {done ? (
-        <TransitionResult
-          poolId={poolId}
-          hostname={proxy.hostname}
-          state={done.proxy.state}
-          version={done.tableVersion}
-        />
+        <>
+          <TransitionResult
+            poolId={poolId}
+            hostname={proxy.hostname}
+            state={done.proxy.state}
+            version={done.tableVersion}
+          />
+          <ServedBy poolId={poolId} />
+        </>
       ) : preview.error ? (
         <ErrorNotice error={preview.error} testId="preview-error" />
       ) : !preview.data ? (
