@@ -36,6 +36,18 @@ async function fakeFetch(input: string, init: RequestInit): Promise<Response> {
     body: typeof init.body === "string" ? JSON.parse(init.body) : undefined,
   };
   seen.push(req);
+  // Like trpc-to-openapi: a body-carrying method needs a JSON body, GET/DELETE take none.
+  const bodyMethod = !["GET", "DELETE"].includes(req.method);
+  if (
+    bodyMethod !== (headers.get("content-type") === "application/json") ||
+    bodyMethod !== (req.body !== undefined)
+  )
+    return new Response(
+      JSON.stringify({ message: "Unsupported content-type", code: "UNSUPPORTED_MEDIA_TYPE" }),
+      {
+        status: 415,
+      },
+    );
   const u = new URL(input);
   const key = `${req.method} ${u.pathname.replace(/^\/api\/v1/, "")}${u.search}`;
   const handler = routes[key];
@@ -351,6 +363,7 @@ describe("tidectl proxy and director", () => {
       `PUT /directors/${director.id}/pools/${www.id}`,
     ]);
     expect(out).toBe(`director-1 (${director.id}) serves www\n`);
+    expect(seen.at(-1)!.body).toEqual({});
   });
 
   it("lists directors with pool names", async () => {

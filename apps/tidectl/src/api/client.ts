@@ -86,9 +86,15 @@ export class ApiClient {
     return text.split(this.config.token).join("tide_…(redacted)");
   }
 
-  /** One API call; `path` starts with "/" and is relative to /api/v1. Returns the parsed JSON reply. */
+  /**
+   * One API call; `path` starts with "/" and is relative to /api/v1 (GET and DELETE inputs go in
+   * its query). Returns the parsed JSON reply.
+   */
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     const url = `${this.config.url}/api/v1${path}`;
+    // The REST handler reads inputs of GET and DELETE from the query and refuses (415) any other
+    // method without a JSON body, so those always send one, if only {}.
+    const payload = method === "GET" || method === "DELETE" ? undefined : (body ?? {});
     let res: Response;
     try {
       res = await this.fetchFn(url, {
@@ -96,9 +102,9 @@ export class ApiClient {
         headers: {
           authorization: `Bearer ${this.config.token}`,
           accept: "application/json",
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...(payload === undefined ? {} : { "content-type": "application/json" }),
         },
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: payload === undefined ? undefined : JSON.stringify(payload),
       });
     } catch (e) {
       const cause = e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e);
