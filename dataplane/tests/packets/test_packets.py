@@ -6,6 +6,7 @@ control socket is validated against the contract's JSON Schema (packages/contrac
 """
 
 import json
+import os
 import socket
 import struct
 import threading
@@ -17,8 +18,9 @@ import pytest
 from scapy.all import (ARP, ICMP, IP, TCP, UDP, Ether, ICMPv6EchoRequest, ICMPv6PacketTooBig,
                        IPv6, IPv6ExtHdrHopByHop, Raw, raw)
 
-from tide_harness import (REPO, Control, build_table, check_gue, director, expect, read_glbd, read_pcap,
-                          tmpdir, wait_rx, write_pcap)
+from tide_harness import (REPO, Control, build_table, check_gue, director, expect, glbd_v3,
+                          pool_content_hash, read_glbd, read_pcap, tmpdir, ts_reference, wait_rx,
+                          write_pcap)
 
 GATEWAY = "02:00:00:00:00:fe"
 SOURCE = "192.0.2.10"
@@ -244,6 +246,83 @@ def test_every_drop_reason_is_counted_and_nothing_leaks():
     assert stats["lcores"][0]["counters"]["dropped"] == dropped
 
 
+def test_v3_pools_hash_on_their_own_fields_like_the_console():
+    """One GLBD v3 file, pool www hashed on src_addr and pool api on src_addr+src_port (migrating
+    from src_addr); the configured default (dst_port) must not be used for either. The file, the
+    forwarded packets, explain, status and the per-pool content hashes must agree with the Python
+    expectation and with packages/forwarding (encodeGlbd, explainFlow with the table's fields)."""
+    www_fields, api_fields, api_alt = ["src_addr"], ["src_addr", "src_port"], ["src_addr"]
+    per_table = [(www_fields, []), (api_fields, api_alt)]
+    flows = ([(0, f"198.51.100.{i}", 30000 + i, "203.0.113.10", 443) for i in range(30)] +
+             [(1, f"198.51.101.{i}", 40000 + i, "203.0.113.70", 8000 + i) for i in range(30)])
+    with tmpdir() as tmp:
+        tmp = Path(tmp)
+        spec = pools()
+        spec[1]["backends"][3]["state"] = "inactive"
+        v2, v3 = build_table(spec, tmp / "v2.bin"), tmp / "v3.bin"
+        ref = ts_reference({
+            "v2": str(v2), "v3": str(v3),
+            "tables": [{"hashFields": f, "altHashFields": a} for f, a in per_table],
+            "flows": [{"table": t, "srcAddr": s, "srcPort": sp, "dstAddr": d, "dstPort": dp}
+                      for t, s, sp, d, dp in flows]})
+        data = v3.read_bytes()
+        assert data == glbd_v3(v2.read_bytes(), per_table), "TS v3 bytes differ from the layout"
+        tables = read_glbd(v3)
+        exps = [expect(tables[t], s, d, sp, dp, *per_table[t]) for t, s, sp, d, dp in flows]
+        for exp, ts in zip(exps, ref["explains"]):
+            assert (ts["row"], ts["primary"], ts["secondary"], ts["outerSourcePort"]) == (
+                exp["row"], exp["primary"], exp["hops"][0], exp["sport"])
+        # The two pools' fields really differ for these flows (else the test proves nothing).
+        assert sum(expect(tables[1], s, d, sp, dp)["row"] != e["row"]
+                   for (t, s, sp, d, dp), e in zip(flows, exps) if t == 1) >= 25
+        assert pool_content_hash(data, 0) != pool_content_hash(v2.read_bytes(), 0)
+        frames = [tcp4(s, d, sp, dp) for _, s, sp, d, dp in flows]
+        run = Run(tmp, frames, config={"hash_fields": ["dst_port"]}, table=v3)
+        explained, loaded = [], []
+
+        def during(ctl):
+            for t, s, sp, d, dp in flows:
+                explained.append(call(ctl, "explain", src_addr=s, dst_addr=d, protocol="tcp",
+                                      src_port=sp, dst_port=dp)["result"])
+            loaded.append(call(ctl, "load_table", path=str(v3), pool_names=["www", "api"])["result"])
+
+        outputs, _, status = run_all(run, during=during)
+    assert len(outputs) == len(frames)
+    for frame, out, exp in zip(frames, outputs, exps):
+        check_gue(out, raw(frame[1]), exp, GATEWAY, port_mac(status), SOURCE)
+    for (t, *_), exp, ts, got in zip(flows, exps, ref["explains"], explained):
+        assert got["pool_index"] == t and got["hash_fields"] == ts["hashFields"] == per_table[t][0]
+        assert got["alt_hash_fields"] == per_table[t][1]
+        assert (got["row"], got["digest"], got["primary"], got["secondary"]) == (
+            ts["row"], ts["digest"], ts["primary"], ts["secondary"])
+        assert got["hops"] == exp["hops"] and got["outer_source_port"] == exp["sport"]
+    # Top-level fields are the configured default; each pool reports its own.
+    assert status["hash_fields"] == ["dst_port"] and status["alt_hash_fields"] == []
+    for pool_list in (status["pools"], loaded[0]["pools"]):
+        assert [(p["hash_fields"], p["alt_hash_fields"]) for p in pool_list] == per_table
+        assert [p["content_hash"] for p in pool_list] == ref["contentHashes"] == [
+            pool_content_hash(data, t) for t in range(2)]
+    states = {(p["name"], b["address"]): b["state"] for p in status["pools"] for b in p["backends"]}
+    assert states[("www", "10.20.0.3")] == "draining"
+    assert states[("api", "10.21.0.4")] == "inactive"
+    assert list(states.values()).count("inactive") == 1
+
+
+def test_load_table_refuses_a_fifo_without_blocking_the_control_socket():
+    with tmpdir() as tmp:
+        run = Run(tmp, [])
+        fifo = run.tmp / "table.fifo"
+        os.mkfifo(fifo)
+        with director(["-l", "0", "--vdev=net_null0"], run.config, run.tmp) as (proc, ctl):
+            ctl.sock.settimeout(5)  # opening a FIFO for reading would wait for a writer forever
+            for path in (fifo, run.tmp):
+                reply = call(ctl, "load_table", path=str(path))
+                assert not reply["ok"] and reply["error"]["code"] == "io_error", reply
+                assert "not a regular file" in reply["error"]["message"]
+            assert call(ctl, "status")["result"]["table"]["generation"] == 1
+            assert proc.poll() is None
+
+
 def test_no_table_counts_no_table_and_load_table_starts_forwarding():
     frames = [tcp4("198.51.100.1", "203.0.113.10", 1000, 443)] * 5
     with tmpdir() as tmp:
@@ -274,11 +353,8 @@ def test_control_socket_refuses_bad_input_and_keeps_serving():
             assert before["table"]["generation"] == 1
             hashes = [p["content_hash"] for p in before["pools"]]
             # Each pool's hash is the sha256 of its table as a 1-table file (the console's hash).
-            import hashlib
             data = Path(table).read_bytes()
-            one = data[:8] + struct.pack("<I", 1) + data[12:24]
-            assert hashes == [hashlib.sha256(one + data[24 + 537624 * t: 24 + 537624 * (t + 1)])
-                              .hexdigest() for t in range(2)]
+            assert hashes == [pool_content_hash(data, t) for t in range(2)]
             bad = [
                 (corrupt(table, run.tmp / "a.bin", 0, ord("X")), "bad_magic"),
                 (corrupt(table, run.tmp / "b.bin", 24 + 4 + 20, 9), "bad_state"),

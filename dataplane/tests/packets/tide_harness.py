@@ -82,6 +82,42 @@ def read_glbd(path):
     return [Table(data[24 + 537624 * t: 24 + 537624 * (t + 1)]) for t in range(n)]
 
 
+def field_bits(fields):
+    """GLBD v3 trailer byte of a field list: src_addr 0x1, dst_addr 0x2, src_port 0x4, dst_port 0x8."""
+    return sum(1 << FIELD_BITS.index(f) for f in fields)
+
+
+def glbd_v3(v2_bytes, per_table):
+    """A v3 file from a v2 file, composed here from the format's description (not by the code
+    under test): version 3, then per table {u8 hash_fields, u8 alt_hash_fields, u16 0}.
+    `per_table` is [(fields, alt_fields)] in table order."""
+    (n,) = struct.unpack_from("<I", v2_bytes, 8)
+    assert v2_bytes[4:8] == struct.pack("<I", 2) and len(v2_bytes) == 24 + 537624 * n
+    assert len(per_table) == n
+    trailer = b"".join(struct.pack("<BBH", field_bits(f), field_bits(a), 0) for f, a in per_table)
+    return v2_bytes[:4] + struct.pack("<I", 3) + v2_bytes[8:] + trailer
+
+
+def pool_content_hash(data, t):
+    """sha256 of table t as a 1-table file of the same version (v3: with its trailer entry)."""
+    import hashlib
+    (n,) = struct.unpack_from("<I", data, 8)
+    (version,) = struct.unpack_from("<I", data, 4)
+    one = data[:8] + struct.pack("<I", 1) + data[12:24] + data[24 + 537624 * t: 24 + 537624 * (t + 1)]
+    if version == 3:
+        one += data[24 + 537624 * n + 4 * t: 24 + 537624 * n + 4 * (t + 1)]
+    return hashlib.sha256(one).hexdigest()
+
+
+def ts_reference(request):
+    """Runs tests/packets/ts_reference.ts (packages/forwarding: encodeGlbd, explainFlow)."""
+    tsx = REPO / "node_modules" / ".bin" / "tsx"
+    out = subprocess.run([str(tsx), str(Path(__file__).with_name("ts_reference.ts"))],
+                         cwd=REPO, input=json.dumps(request), check=True, capture_output=True,
+                         text=True).stdout
+    return json.loads(out)
+
+
 def flow_digest(hash_key, fields, src, dst, sport, dport):
     msg = b""
     if "src_addr" in fields:

@@ -16,7 +16,7 @@ PG_BIN_DIR=/usr/lib/postgresql/15/bin
 # valgrind (instructions per packet in the benchmark), bpftool + libbpf (tide-redirect, probes).
 TIDE_DATAPLANE_PACKAGES=(dpdk libdpdk-dev pkg-config make gcc clang llvm libclang-rt-14-dev
   clang-format libjansson-dev libssl-dev libpcap-dev python3-scapy python3-pytest python3-jsonschema
-  iproute2 ethtool nftables iputils-ping iputils-tracepath valgrind bpftool libbpf-dev libelf-dev zlib1g-dev)
+  iproute2 ethtool nftables iputils-ping iputils-tracepath valgrind bpftool libbpf-dev libelf-dev zlib1g-dev socat)
 
 tide_install_system() {
   local missing=()
