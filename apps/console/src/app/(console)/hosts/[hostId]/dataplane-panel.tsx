@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from "react";
 import styles from "../hosts.module.css";
 import { CounterChart } from "./counter-chart";
 import { perS } from "./host-sections";
+import { DirectorHostSync } from "~/features/sync/director-host-sync";
 
 /** Points kept per component: five minutes of one-second batches. */
 const MAX_POINTS = 300;
@@ -128,15 +129,8 @@ export function DataPlanePanels({ view }: { view: HostLiveUpdate }) {
               <span className="muted mono">{d.version ?? ""}</span>
             </header>
             <div className={`body ${styles.nsBody}`}>
-              {Object.keys(d.tableHashes).length > 0 && (
-                <p className="muted" data-testid="dataplane-tables">
-                  Tables served:{" "}
-                  {Object.entries(d.tableHashes).map(([pool, hash]) => (
-                    <span key={pool} className="mono" title={hash} style={{ marginRight: 12 }}>
-                      {pool} {hash.slice(0, 12)}
-                    </span>
-                  ))}
-                </p>
+              {d.component === "director" && (
+                <DirectorHostSync hostname={view.hostName} tableHashes={d.tableHashes} />
               )}
               {d.reachable && (
                 <>
