@@ -17,7 +17,11 @@ export type LabErrorCode =
   /** Directors serve different tables, or not the one pushed. */
   | "hash_mismatch"
   /** A caller passed a name or value the topology does not have. */
-  | "bad_argument";
+  | "bad_argument"
+  /** The console (console mode) refused a request or answered something unexpected. */
+  | "console_error"
+  /** The console's directors did not all reach the desired table in time. */
+  | "not_in_sync";
 
 export class LabError extends Error {
   override name = "LabError";

@@ -51,6 +51,27 @@ export const LAB_STATE_VERSION = 1;
 
 const ProxyStateName = z.enum(["active", "draining", "inactive", "filling"]);
 
+export const LabConsoleState = z
+  .strictObject({
+    url: z.string().describe("Console base URL"),
+    tokenFile: z
+      .string()
+      .nullable()
+      .describe(
+        "File holding the admin API token (never the token itself); null: it came from TIDE_API_TOKEN",
+      ),
+    poolId: z.string().describe("The lab's pool in the console"),
+    poolName: z.string().describe("Its name: what the directors call the table"),
+    directors: z
+      .record(z.string(), z.strictObject({ hostname: z.string(), directorId: z.string() }))
+      .describe("Lab director -> its host name and director id"),
+    proxies: z
+      .record(z.string(), z.strictObject({ hostname: z.string(), proxyId: z.string() }))
+      .describe("Lab proxy -> its host name and proxy id"),
+  })
+  .describe("The console a lab in console mode registered with");
+export type LabConsoleState = z.infer<typeof LabConsoleState>;
+
 export const LabStateFile = z
   .strictObject({
     version: z.literal(LAB_STATE_VERSION),
@@ -73,6 +94,9 @@ export const LabStateFile = z
       })
       .nullable()
       .describe("The table last pushed"),
+    console: LabConsoleState.nullable()
+      .optional()
+      .describe("Console mode: the console that owns the fleet (null/absent: standalone, the lab pushes)"),
   })
   .describe("What a lab run created: enough for down to remove it from any process");
 export type LabStateFile = z.infer<typeof LabStateFile>;
@@ -122,6 +146,8 @@ export interface DirectorLaunchOptions {
   /** Distinguishes this run's EAL runtime directories (/var/run/dpdk/<prefix>). */
   runId: string;
   tableFile: string | null;
+  /** The name the director calls its one table (default LAB_POOL; the console's pool name in console mode). */
+  poolName?: string;
 }
 
 /** tide-director in its namespace on af_packet: no hugepages, no PCI, one lcore. */
@@ -134,7 +160,7 @@ export function directorLaunch(
   const configFile = options.paths.directorConfig(director.name);
   const config: Record<string, unknown> = {
     control_socket: options.paths.directorSocket(director.name),
-    pool_names: [LAB_POOL],
+    pool_names: [options.poolName ?? LAB_POOL],
     hash_fields: [...LAB_HASH_FIELDS],
     gateway_mac: director.gatewayMac,
     source_ip: director.address,

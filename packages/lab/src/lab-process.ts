@@ -10,8 +10,11 @@ import { z } from "zod";
 import { LabError } from "./errors";
 
 export const LabProcessKind = z
-  .enum(["director", "redirect", "test-server"])
-  .describe("What the process is: tide-director, tide-redirect, or a proxy's test server");
+  .enum(["director", "redirect", "test-server", "agent", "client-load"])
+  .describe(
+    "What the process is: tide-director, tide-redirect, a proxy's test server, a host's tide-agent " +
+      "(console mode) or the client's background load",
+  );
 export type LabProcessKind = z.infer<typeof LabProcessKind>;
 
 export const LabProcessRecord = z
@@ -65,12 +68,13 @@ export function isAlive(record: Pick<LabProcessRecord, "pid" | "startTime">): bo
 export function spawnDetached(
   spec: Omit<LabProcessRecord, "pid" | "startTime">,
   cwd?: string,
+  env?: NodeJS.ProcessEnv,
 ): LabProcessRecord {
   const [file, ...args] = spec.argv;
   if (!file) throw new LabError("bad_argument", `${spec.key}: empty command`);
   const fd = openSync(spec.log, "a");
   try {
-    const child = spawn(file, args, { detached: true, stdio: ["ignore", fd, fd], cwd });
+    const child = spawn(file, args, { detached: true, stdio: ["ignore", fd, fd], cwd, env });
     child.on("error", () => {
       /* reported by the readiness checks (the process is not alive) */
     });
@@ -83,19 +87,28 @@ export function spawnDetached(
   }
 }
 
-/** SIGTERM, wait up to graceMs for it to go, then SIGKILL. Returns true if it had to be killed. */
+/**
+ * SIGTERM, wait up to graceMs for it to go, then SIGKILL. Returns true if it had to be killed.
+ * With `group`, the process group is signalled (spawnDetached makes the process its group's
+ * leader): an agent's helpers (tide-probes, tide-nsdiag) go with it.
+ */
 export async function stopProcess(
   record: Pick<LabProcessRecord, "pid" | "startTime">,
   graceMs = 5_000,
+  group = false,
 ): Promise<boolean> {
   if (!isAlive(record)) return false;
-  signal(record.pid, "SIGTERM");
+  signal(record.pid, "SIGTERM", group);
   const deadline = Date.now() + graceMs;
   while (Date.now() < deadline) {
-    if (!isAlive(record)) return false;
+    if (!isAlive(record)) {
+      // The leader is gone; helpers that ignored SIGTERM must not outlive it.
+      if (group) signal(record.pid, "SIGKILL", true);
+      return false;
+    }
     await sleep(25);
   }
-  signal(record.pid, "SIGKILL");
+  signal(record.pid, "SIGKILL", group);
   for (let i = 0; i < 40 && isAlive(record); i++) await sleep(25);
   return true;
 }
@@ -107,9 +120,9 @@ export async function stopPid(pid: number, graceMs = 3_000): Promise<void> {
   await stopProcess({ pid, startTime: stat.startTime }, graceMs);
 }
 
-function signal(pid: number, sig: NodeJS.Signals): void {
+function signal(pid: number, sig: NodeJS.Signals, group = false): void {
   try {
-    process.kill(pid, sig);
+    process.kill(group ? -pid : pid, sig);
   } catch {
     /* already gone */
   }

@@ -8,7 +8,7 @@
  * Processes are detached and recorded in the state file, so `npm run lab -- down` from another
  * process (or the next up after a crash) finds and stops them.
  */
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -17,7 +17,11 @@ import { type ProxyState } from "@tide/forwarding";
 import { ClientDriver, CLIENT_DRIVER_SCRIPT } from "./client-driver";
 import { waitForSocket } from "./control-socket";
 import { DirectorControl } from "./director-control";
-import { labEnv, type LabEnvironment } from "./env";
+import { ConsoleClient } from "./console/console-client";
+import { labHosts, type LabHost } from "./console/fleet.plan";
+import { registerLabFleet, type RegisteredFleet } from "./console/fleet-registration";
+import { issueHostToken, labAgentConfig, labAgentFiles } from "./console/lab-agents";
+import { labEnv, type ConsoleTarget, type LabEnvironment } from "./env";
 import { LabError, isLabError } from "./errors";
 import {
   directorLaunch,
@@ -28,6 +32,7 @@ import {
   testServerArgv,
   writeFileAtomic,
   writeStateFile,
+  type LabConsoleState,
   type LabPaths,
   type LabStateFile,
 } from "./lab-files";
@@ -56,6 +61,7 @@ import {
 } from "./topology";
 
 export const TEST_SERVER_SCRIPT = fileURLToPath(new URL("../assets/test-server.mjs", import.meta.url));
+export const CLIENT_LOAD_SCRIPT = fileURLToPath(new URL("../assets/client-load.mjs", import.meta.url));
 /** Where EAL keeps a run's runtime directory (named after --file-prefix) when running as root. */
 const DPDK_RUNTIME_DIR = "/var/run/dpdk";
 /** Default sleep of an idle director loop, microseconds: two directors share the lab's 2 CPUs. */
@@ -63,6 +69,14 @@ export const DEFAULT_IDLE_SLEEP_US = 100;
 const DIRECTOR_START_TIMEOUT_MS = 30_000;
 const REDIRECT_START_TIMEOUT_MS = 15_000;
 const SERVER_START_TIMEOUT_MS = 10_000;
+/**
+ * Console mode: from the agents' start to every director serving the console's table, ms. Measured
+ * here: 3-6 s (agent start ~1 s, hello, desired-state poll, download, load); the margin is for a
+ * busy 2-core machine.
+ */
+export const CONSOLE_SYNC_TIMEOUT_MS = 60_000;
+/** An agent that exits this soon after starting has refused its configuration, ms. */
+const AGENT_SETTLE_MS = 500;
 
 export interface LabOptions extends GlbTopologyOptions {
   /** Tear down and rebuild even when a healthy lab with the same options runs (default false). */
@@ -83,6 +97,14 @@ export interface LabOptions extends GlbTopologyOptions {
   proxySysctls?: Partial<Record<string, Record<string, string | number>>>;
   /** listen() backlog of the test servers (default 511; capped by net.core.somaxconn). */
   serverBacklog?: number;
+  /**
+   * Console mode: the console owns the fleet. The lab registers its pool, proxies and directors
+   * over REST, starts its directors without a table and one tide-agent per host, which load what
+   * the console wants. Null/absent: standalone (the lab builds and pushes its own table).
+   */
+  console?: ConsoleTarget | null;
+  /** Keep a light client load running through the VIP (a background process; down stops it). */
+  load?: boolean;
   /** Progress lines (default: none). */
   log?: (line: string) => void;
   /** Binaries and the state root (default: env.ts). */
@@ -101,6 +123,7 @@ function buildOptions(o: LabOptions): Record<string, unknown> {
     idleSleepUs: o.idleSleepUs ?? DEFAULT_IDLE_SLEEP_US,
     proxySysctls: o.proxySysctls ?? {},
     serverBacklog: o.serverBacklog ?? 511,
+    console: o.console?.url ?? null,
   };
 }
 
@@ -134,6 +157,32 @@ export interface ProxyStatusSummary {
   error: string | null;
 }
 
+/** One director as the console sees it (GET /api/v1/sync). */
+export interface ConsoleDirectorSync {
+  name: string;
+  hostname: string;
+  directorId: string;
+  /** in_sync, out_of_sync, silent, no_agent, idle; "missing" when the console does not list it. */
+  state: string;
+  /** The lab pool's version the director serves, and the pool's current one (null: none). */
+  servedVersion: number | null;
+  desiredVersion: number | null;
+  since: string | null;
+  lastCheckIn: string | null;
+  error: string | null;
+}
+
+export interface ConsoleSyncStatus {
+  url: string;
+  poolId: string;
+  poolName: string;
+  /** Every lab director serves the pool's current version. */
+  inSync: boolean;
+  directors: ConsoleDirectorSync[];
+  /** Why the console could not be asked (no token, unreachable), or null. */
+  error: string | null;
+}
+
 export interface LabStatus {
   topology: string;
   prefix: string;
@@ -146,6 +195,8 @@ export interface LabStatus {
   ecmp: string[];
   directors: DirectorStatusSummary[];
   proxies: ProxyStatusSummary[];
+  /** Console mode: the console's view of the lab's directors; null in standalone mode. */
+  console: ConsoleSyncStatus | null;
 }
 
 const noLog = () => {};
@@ -178,6 +229,13 @@ export async function up(options: LabOptions = {}): Promise<Lab> {
       const same = JSON.stringify(running.stateSnapshot().options) === JSON.stringify(buildOptions(options));
       if (same && (await running.healthy())) {
         log(`reusing the running ${topology.name} lab`);
+        if (options.console) {
+          running.useConsole(options.console);
+          // Idempotent: finds everything registered and changes nothing (an operator's drain stays).
+          const fleet = await registerLabFleet(running.consoleClient(), running.topology, log);
+          logChanges(fleet, log);
+        }
+        if (options.load) await running.startClientLoad();
         return running;
       }
       running.close();
@@ -199,6 +257,7 @@ export async function up(options: LabOptions = {}): Promise<Lab> {
     ecmp: topology.directors.map((d) => d.name),
     redirect,
     table: null,
+    console: null,
   };
   writeStateFile(paths.stateFile, state);
   const lab = new Lab(topology, paths, env, state);
@@ -220,10 +279,27 @@ export async function up(options: LabOptions = {}): Promise<Lab> {
         if (redirect) await lab.startRedirect(p.name);
       }),
     );
-    log(`starting ${topology.directors.length} directors`);
-    await Promise.all(topology.directors.map((d) => lab.startDirector(d.name, options.idleSleepUs)));
-    const table = await lab.pushTable(options.states ?? {});
-    log(`table ${table.hash.slice(0, 12)} served by ${Object.keys(table.generations).join(", ")}`);
+    if (options.console) {
+      lab.useConsole(options.console);
+      // The pool's name is what the directors call their table: register before starting them.
+      const fleet = await registerLabFleet(lab.consoleClient(), topology, log);
+      logChanges(fleet, log);
+      lab.recordConsole(options.console, fleet);
+      log(`starting ${topology.directors.length} directors (no table: their agents load the console's)`);
+      await Promise.all(topology.directors.map((d) => lab.startDirector(d.name, options.idleSleepUs)));
+      await lab.startAgents(log);
+      const sync = await lab.waitForConsoleSync();
+      log(
+        `console version ${sync.version} served by ${sync.directors.join(", ")} ` +
+          `${(sync.ms / 1000).toFixed(1)} s after the agents started`,
+      );
+    } else {
+      log(`starting ${topology.directors.length} directors`);
+      await Promise.all(topology.directors.map((d) => lab.startDirector(d.name, options.idleSleepUs)));
+      const table = await lab.pushTable(options.states ?? {});
+      log(`table ${table.hash.slice(0, 12)} served by ${Object.keys(table.generations).join(", ")}`);
+    }
+    if (options.load) await lab.startClientLoad();
     lab.markReady();
     return lab;
   } catch (e) {
@@ -274,7 +350,17 @@ export async function down(options: DownOptions = {}): Promise<void> {
 async function removeLab(prefix: string, paths: LabPaths, log: (line: string) => void): Promise<void> {
   const state = readStateFile(paths.stateFile);
   if (state) {
-    await Promise.all(state.processes.map((p) => stopProcess(p, p.kind === "director" ? 10_000 : 5_000)));
+    // Agents first: a director stopping under its agent is reported as a finding, not a shutdown.
+    const agents = state.processes.filter((p) => p.kind === "agent" || p.kind === "client-load");
+    await Promise.all(agents.map((p) => stopProcess(p, 5_000, true)));
+    const rest = state.processes.filter((p) => !agents.includes(p));
+    await Promise.all(rest.map((p) => stopProcess(p, p.kind === "director" ? 10_000 : 5_000)));
+    if (state.console) {
+      log(
+        `stopped ${agents.filter((p) => p.kind === "agent").length} agents and removed their host tokens' files; ` +
+          `the console at ${state.console.url} keeps pool ${state.console.poolName}, its proxies and directors`,
+      );
+    }
   }
   const namespaces = (await listNamespaces()).filter((n) => n.startsWith(`${prefix}-`));
   for (const namespace of namespaces) {
@@ -300,6 +386,9 @@ export class Lab {
   private readonly directorClients = new Map<string, DirectorControl>();
   private readonly redirectClients = new Map<string, RedirectControl>();
   private readonly drivers = new Set<ClientDriver>();
+  /** Console mode: where to register and the admin token (never saved); set by up() or useConsole. */
+  private consoleTarget: ConsoleTarget | null = null;
+  private client: ConsoleClient | null = null;
 
   /** Use up() or attach(). */
   constructor(topology: GlbTopology, paths: LabPaths, env: LabEnvironment, state: LabStateFile) {
@@ -417,6 +506,12 @@ export class Lab {
    * writes it atomically, loads it on every running director and checks each reports its hash.
    */
   async pushTable(states: ProxyStates = {}, health: ProxyHealth = {}): Promise<PushTableResult> {
+    if (this.state.console) {
+      throw new LabError(
+        "bad_argument",
+        `the console at ${this.state.console.url} owns this lab's tables: change proxies there (REST or the console)`,
+      );
+    }
     const table = buildLabTable(this.topology, states, health);
     writeFileAtomic(this.paths.tableFile, table.bytes);
     const generations: Record<string, number> = {};
@@ -495,7 +590,9 @@ export class Lab {
       paths: this.paths,
       idleSleepUs: idle,
       runId: `${process.pid.toString(36)}${Date.now().toString(36)}`,
-      tableFile: existsSync(this.paths.tableFile) ? this.paths.tableFile : null,
+      // Console mode: no table at start; the director's agent loads the console's.
+      tableFile: !this.state.console && existsSync(this.paths.tableFile) ? this.paths.tableFile : null,
+      poolName: this.state.console?.poolName,
     });
     writeFileAtomic(this.paths.directorConfig(name), `${JSON.stringify(launch.config, null, 2)}\n`);
     const socket = this.paths.directorSocket(name);
@@ -748,7 +845,245 @@ export class Lab {
       ecmp: [...this.state.ecmp],
       directors,
       proxies,
+      console: this.state.console ? await this.consoleSync() : null,
     };
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Console mode
+
+  /** Whether a console owns this lab's fleet (it was brought up with `console`). */
+  get consoleState(): LabConsoleState | null {
+    return this.state.console ? structuredClone(this.state.console) : null;
+  }
+
+  /** The console and token to use from this handle (up() sets it; `lab status` passes its flags). */
+  useConsole(target: ConsoleTarget): void {
+    this.consoleTarget = target;
+    this.client = new ConsoleClient(target.url, target.token);
+  }
+
+  /**
+   * The REST client for the lab's console. Without useConsole(), the token file the lab was
+   * brought up with is read again (the token itself is never stored).
+   */
+  consoleClient(): ConsoleClient {
+    if (this.client) return this.client;
+    const c = this.state.console;
+    if (!c) throw new LabError("bad_argument", "this lab runs standalone (no console)");
+    if (c.tokenFile === null) {
+      throw new LabError(
+        "bad_argument",
+        "no API token for the console: pass --token-file PATH or set TIDE_API_TOKEN",
+      );
+    }
+    let token: string;
+    try {
+      token = readFileSync(c.tokenFile, "utf8").trim();
+    } catch (e) {
+      throw new LabError(
+        "bad_argument",
+        `cannot read the API token file ${c.tokenFile}: ${(e as Error).message}`,
+      );
+    }
+    this.useConsole({ url: c.url, token, tokenFile: c.tokenFile });
+    return this.client!;
+  }
+
+  /** @internal used by up(): what registration found or created. */
+  recordConsole(target: ConsoleTarget, fleet: RegisteredFleet): void {
+    this.state.console = {
+      url: target.url,
+      tokenFile: target.tokenFile,
+      poolId: fleet.poolId,
+      poolName: fleet.poolName,
+      directors: fleet.directors,
+      proxies: fleet.proxies,
+    };
+    this.save();
+  }
+
+  /** @internal used by up(): a host token and a tide-agent per director and proxy host. */
+  async startAgents(log: (line: string) => void = noLog): Promise<void> {
+    if (!existsSync(this.env.agentBundle)) {
+      throw new LabError(
+        "binary_missing",
+        `${this.env.agentBundle} is missing: npm run build -w @tide/agent`,
+      );
+    }
+    const client = this.consoleClient();
+    const hosts = labHosts(this.topology);
+    let revoked = 0;
+    for (const host of hosts)
+      revoked += (await issueHostToken(client, host.hostname, labAgentFiles(this.paths.dir, host.hostname)))
+        .revoked;
+    log(
+      `created ${hosts.length} host tokens (files mode 600 under ${path.join(this.paths.dir, "agents")})` +
+        (revoked > 0 ? `; revoked ${revoked} left by earlier runs` : ""),
+    );
+    const records = hosts.map((host) => this.startAgent(host));
+    await sleep(AGENT_SETTLE_MS);
+    for (const rec of records) {
+      if (!isAlive(rec)) throw this.startFailure(rec, new LabError("process_exited", `${rec.key} exited`));
+    }
+    log(`started ${records.length} agents (${hosts.map((h) => h.hostname).join(", ")})`);
+  }
+
+  private startAgent(host: LabHost): LabProcessRecord {
+    const files = labAgentFiles(this.paths.dir, host.hostname);
+    const socket =
+      host.role === "director"
+        ? this.paths.directorSocket(host.name)
+        : this.state.redirect
+          ? this.paths.redirectSocket(host.name)
+          : null;
+    const config = labAgentConfig({
+      host,
+      consoleUrl: this.consoleClient().url,
+      files,
+      socket,
+      probesBinary: existsSync(this.env.probesBin) ? this.env.probesBin : null,
+      nsdiagBinary: existsSync(this.env.nsdiagBin) ? this.env.nsdiagBin : null,
+    });
+    writeFileSync(files.config, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+    return this.record(
+      spawnDetached(
+        {
+          key: `${host.name}.agent`,
+          kind: "agent",
+          node: host.name,
+          argv: [this.env.nodeBin, this.env.agentBundle, "--config", files.config],
+          log: files.log,
+        },
+        files.dir,
+        // A clean environment: the agent reads TIDE_* variables over its file (TIDE_HOSTNAME, ...).
+        { PATH: this.env.searchPath, LANG: "C" },
+      ),
+    );
+  }
+
+  /** The console's view of the lab's directors (GET /api/v1/sync); errors are reported, not thrown. */
+  async consoleSync(): Promise<ConsoleSyncStatus | null> {
+    const c = this.state.console;
+    if (!c) return null;
+    const out: ConsoleSyncStatus = {
+      url: c.url,
+      poolId: c.poolId,
+      poolName: c.poolName,
+      inSync: false,
+      directors: [],
+      error: null,
+    };
+    try {
+      const fleet = await this.consoleClient().fleetSync();
+      for (const [name, d] of Object.entries(c.directors)) {
+        const sync = fleet.directors.find((x) => x.directorId === d.directorId);
+        const pool = sync?.pools.find((p) => p.poolId === c.poolId);
+        out.directors.push({
+          name,
+          hostname: d.hostname,
+          directorId: d.directorId,
+          state: sync?.state ?? "missing",
+          servedVersion: pool?.served?.version ?? null,
+          desiredVersion: pool?.desired?.version ?? null,
+          since: sync?.since ?? null,
+          lastCheckIn: sync?.lastCheckIn ?? null,
+          error: sync?.error ?? null,
+        });
+      }
+      out.inSync =
+        out.directors.length > 0 &&
+        out.directors.every(
+          (d) => d.state === "in_sync" && d.desiredVersion !== null && d.servedVersion === d.desiredVersion,
+        );
+    } catch (e) {
+      out.error = (e as Error).message;
+    }
+    return out;
+  }
+
+  /**
+   * Waits until every lab director serves the lab pool's current version (GET /api/v1/sync);
+   * resolves with that version, the directors and the time it took, ms.
+   */
+  async waitForConsoleSync(
+    timeoutMs = CONSOLE_SYNC_TIMEOUT_MS,
+  ): Promise<{ version: number; directors: string[]; ms: number }> {
+    const t0 = Date.now();
+    let last: ConsoleSyncStatus | null = null;
+    for (;;) {
+      last = await this.consoleSync();
+      if (last?.inSync) {
+        return {
+          version: last.directors[0]!.desiredVersion!,
+          directors: last.directors.map((d) => d.hostname),
+          ms: Date.now() - t0,
+        };
+      }
+      const deadAgent = this.state.processes.find((p) => p.kind === "agent" && !isAlive(p));
+      if (deadAgent)
+        throw this.startFailure(deadAgent, new LabError("process_exited", `${deadAgent.key} exited`));
+      if (Date.now() - t0 > timeoutMs) {
+        const states = (last?.directors ?? [])
+          .map(
+            (d) =>
+              `${d.hostname} ${d.state} served v${d.servedVersion ?? "-"} desired v${d.desiredVersion ?? "-"}${d.error ? ` (${d.error})` : ""}`,
+          )
+          .join("; ");
+        throw new LabError(
+          "not_in_sync",
+          `directors not in sync with the console after ${timeoutMs} ms: ${states || last?.error || "no answer"}`,
+          {
+            agentLogs: this.state.processes.filter((p) => p.kind === "agent").map((p) => p.log),
+          },
+        );
+      }
+      await sleep(250);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Background client load
+
+  /**
+   * Starts the light client load (assets/client-load.mjs in the client namespace: a few long-lived
+   * streams and a trickle of new HTTP connections through the VIP) unless it runs already.
+   */
+  async startClientLoad(): Promise<void> {
+    const key = "client.load";
+    const existing = this.process(key);
+    if (existing && isAlive(existing)) return;
+    const rec = this.record(
+      spawnDetached({
+        key,
+        kind: "client-load",
+        node: "client",
+        argv: [
+          "ip",
+          "netns",
+          "exec",
+          this.topology.client.namespace,
+          this.env.nodeBin,
+          CLIENT_LOAD_SCRIPT,
+          "--host",
+          this.topology.vip,
+          "--stream-port",
+          String(this.topology.ports.stream),
+          "--http-port",
+          String(this.topology.ports.http),
+        ],
+        log: this.paths.log(key),
+      }),
+    );
+    await sleep(AGENT_SETTLE_MS);
+    if (!isAlive(rec)) throw this.startFailure(rec, new LabError("process_exited", `${key} exited`));
+  }
+
+  async stopClientLoad(): Promise<void> {
+    const rec = this.process("client.load");
+    if (!rec) return;
+    await stopProcess(rec, 5_000, true);
+    this.forget("client.load");
   }
 
   /** Closes this handle's sockets and client drivers; the lab keeps running. */
@@ -800,6 +1135,15 @@ export class Lab {
   private save(): void {
     writeStateFile(this.paths.stateFile, this.state);
   }
+}
+
+function logChanges(fleet: RegisteredFleet, log: (line: string) => void): void {
+  const c = fleet.changes;
+  const n = c.poolSettings + c.proxies + c.transitions + c.directors + c.assignments + (c.pool ? 1 : 0);
+  if (n === 0)
+    log(
+      `console: pool ${fleet.poolName} (${fleet.poolId}), its proxies and directors are registered; nothing changed`,
+    );
 }
 
 function readLog(file: string): string {
