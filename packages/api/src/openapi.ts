@@ -22,6 +22,7 @@ function buildDocument() {
       "tables",
       "audit",
       "tokens",
+      "users",
       "agent",
       "hosts",
       "findings",

@@ -9,4 +9,5 @@ export * from "./redirect-control";
 export * from "./observations";
 export * from "./findings";
 export * from "./agent-protocol";
+export * from "./users";
 export * from "./director-sync";

@@ -30,6 +30,11 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
+/** A password for a new user or a reset: 18 random bytes -> 24 base64url characters (144 bits). */
+export function generatePassword(): string {
+  return randomBytes(18).toString("base64url");
+}
+
 /** A random secret for cookies and API tokens (256 bits, base64url). */
 export function randomSecret(): string {
   return randomBytes(32).toString("base64url");

@@ -8,6 +8,7 @@ import { proxiesRouter } from "./proxies.router";
 import { syncRouter } from "./sync.router";
 import { tablesRouter } from "./tables.router";
 import { tokensRouter } from "./tokens.router";
+import { usersRouter } from "./users.router";
 
 export const appRouter = router({
   auth: authRouter,
@@ -18,6 +19,7 @@ export const appRouter = router({
   tables: tablesRouter,
   audit: auditRouter,
   tokens: tokensRouter,
+  users: usersRouter,
   agent: agentRouter,
   hosts: hostsRouter,
   hostTokens: hostTokensRouter,

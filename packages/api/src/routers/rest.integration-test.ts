@@ -166,8 +166,36 @@ describe("REST /api/v1 generated from the tRPC procedures", () => {
       "/tables/{fromVersionId}/diff/{toVersionId}",
       "/tables/{versionId}/explain",
       "/pools/{poolId}/tables/{version}/glbd",
+      "/pools/{poolId}/binds",
+      "/pools/{poolId}/hash-fields",
+      "/pools/{poolId}/hash-fields/preview",
+      "/pools/{poolId}/proxies",
+      "/proxies/{proxyId}",
+      "/directors/{directorId}",
+      "/directors/{directorId}/pools/{poolId}",
+      "/users",
+      "/users/{userId}",
+      "/users/{userId}/disable",
+      "/users/{userId}/enable",
+      "/users/{userId}/reset-password",
     ]) {
       expect(paths, p).toContain(p);
+    }
+    const ops = doc.paths ?? {};
+    expect(Object.keys(ops["/pools"] ?? {}).sort()).toEqual(["get", "post"]);
+    expect(Object.keys(ops["/pools/{poolId}"] ?? {}).sort()).toEqual(["delete", "get", "patch"]);
+    expect(Object.keys(ops["/directors/{directorId}/pools/{poolId}"] ?? {}).sort()).toEqual([
+      "delete",
+      "put",
+    ]);
+    // Every operation has a tag the document declares and a summary.
+    const declared = new Set((doc.tags ?? []).map((t) => t.name));
+    for (const [path, item] of Object.entries(ops)) {
+      for (const [method, op] of Object.entries(item ?? {})) {
+        const o = op as { tags?: string[]; summary?: string };
+        expect(o.summary, `${method} ${path}`).toBeTruthy();
+        for (const tag of o.tags ?? []) expect(declared.has(tag), `${method} ${path} tag ${tag}`).toBe(true);
+      }
     }
   });
 });

@@ -1,12 +1,6 @@
-import { randomBytes } from "node:crypto";
 import { newId, type Role } from "@tide/contracts";
 import type { Db } from "@tide/db";
-import { hashPassword } from "../auth/secrets";
-
-export function generatePassword(): string {
-  // 18 random bytes -> 24 base64url characters (144 bits).
-  return randomBytes(18).toString("base64url");
-}
+import { generatePassword, hashPassword } from "../auth/secrets";
 
 /**
  * Create a user if missing. Returns the password only when it was set now (it is stored hashed
