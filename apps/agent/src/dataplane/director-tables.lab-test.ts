@@ -9,7 +9,17 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { buildTable, encodeGlbd, tableContentHash, type ProxyState } from "@tide/forwarding";
+import { controlExchange } from "./control-client";
+import {
+  buildTable,
+  decodeGlbd,
+  encodeGlbd,
+  explainFlow,
+  tableContentHash,
+  type ForwardingTable,
+  type HashField,
+  type ProxyState,
+} from "@tide/forwarding";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { directorLoadTable, directorState, servedHashes } from "./data-plane-state";
 import { DirectorReconciler } from "./director-reconciler";
@@ -26,20 +36,21 @@ let proc: ChildProcess | undefined;
 let log = "";
 const prefix = `tide-agent-tables-${process.pid}`;
 
-function pool(name: string, vip: string, states: ProxyState[]) {
-  const bytes = encodeGlbd([
-    buildTable({
-      hashKey: key(name.length),
-      seed: key(3),
-      binds: [{ address: vip, prefixBits: 32, proto: "tcp", portStart: 80, portEnd: 443 }],
-      backends: states.map((state, i) => ({ address: `10.9.${name.length}.${i + 1}`, state, healthy: true })),
-    }),
-  ]);
+function pool(name: string, vip: string, states: ProxyState[], hashFields?: HashField[]) {
+  const table = buildTable({
+    hashKey: key(name.length),
+    seed: key(3),
+    binds: [{ address: vip, prefixBits: 32, proto: "tcp", portStart: 80, portEnd: 443 }],
+    backends: states.map((state, i) => ({ address: `10.9.${name.length}.${i + 1}`, state, healthy: true })),
+  });
+  // With hash fields the file is GLBD v3 (the console's tables); without, v2 (glb-director's).
+  const bytes = encodeGlbd([hashFields ? { ...table, hashFields } : table]);
   const contentHash = tableContentHash(bytes);
   const file = path.join(dir, `served-${name}-${contentHash}.glbd`);
   writeFileSync(file, bytes);
   return {
     file,
+    table: decodeGlbd(bytes)[0]!,
     desired: {
       poolId: `pool_${name}`,
       poolName: name,
@@ -197,5 +208,53 @@ describe("director tables applied by the agent", () => {
     } finally {
       reconciler.stop();
     }
+  });
+
+  it("hashes each pool on its own fields, as the console explains it, in both directions of a change", async () => {
+    /** Director explain vs the console's (forwarding's explainFlow) for 64 client flows to a VIP. */
+    const agree = async (vip: string, table: ForwardingTable) => {
+      const flows = Array.from({ length: 64 }, (_, i) => ({
+        srcAddr: `198.51.100.${(i * 37) % 250 + 1}`,
+        srcPort: 20_000 + i * 613,
+      }));
+      const replies = await controlExchange(
+        socket,
+        flows.map((f, i) => ({
+          id: i,
+          cmd: "explain",
+          src_addr: f.srcAddr,
+          src_port: f.srcPort,
+          dst_addr: vip,
+          dst_port: 443,
+          protocol: "tcp",
+        })),
+      );
+      replies.forEach((reply, i) => {
+        const r = reply as { ok: boolean; result: { row: number; primary: string; hash_fields: string[] } };
+        const f = flows[i]!;
+        const want = explainFlow(table, { srcAddr: f.srcAddr, srcPort: f.srcPort, dstAddr: vip, dstPort: 443 });
+        expect(r.ok).toBe(true);
+        expect({ row: r.result.row, primary: r.result.primary }).toEqual({ row: want.row, primary: want.primary });
+        expect(r.result.hash_fields).toEqual(table.hashFields);
+      });
+    };
+    const bySrc = pool("by-src", "192.0.2.90", ["active", "active", "active"], ["src_addr"]);
+    const byPort = pool("by-port", "192.0.2.91", ["active", "active", "active"], ["src_addr", "src_port"]);
+    const files = new Map(
+      [bySrc, byPort].map((p) => [p.desired.downloadPath + p.desired.contentHash, p.file] as const),
+    );
+    await applyDirectorTables([bySrc.desired, byPort.desired], await served(), deps(files));
+    await agree("192.0.2.90", bySrc.table);
+    await agree("192.0.2.91", byPort.table);
+
+    // Swap the fields (a hash-field change each way): new contents, new hashes, and the director follows.
+    const bySrc2 = pool("by-src", "192.0.2.90", ["active", "active", "active"], ["src_addr", "src_port"]);
+    const byPort2 = pool("by-port", "192.0.2.91", ["active", "active", "active"], ["src_addr"]);
+    expect(bySrc2.desired.contentHash).not.toBe(bySrc.desired.contentHash);
+    for (const p of [bySrc2, byPort2]) files.set(p.desired.downloadPath + p.desired.contentHash, p.file);
+    await applyDirectorTables([bySrc2.desired, byPort2.desired], await served(), deps(files));
+    expect(await served()).toEqual({ "by-src": bySrc2.desired.contentHash, "by-port": byPort2.desired.contentHash });
+    await agree("192.0.2.90", bySrc2.table);
+    await agree("192.0.2.91", byPort2.table);
   });
 });
