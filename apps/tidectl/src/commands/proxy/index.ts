@@ -44,7 +44,7 @@ export const proxyGroup: CommandGroup = {
   commands: [
     apiCommand(G, {
       name: "add",
-      summary: "add a proxy to a pool (it joins inactive; fill it to take traffic)",
+      summary: "add a proxy to a pool (active while the pool carries no traffic, else inactive: fill it)",
       args: ["<pool>", "<address>", "<hostname>"],
       async run({ api, args }) {
         const pool = await poolId(api, args[0]!);

@@ -107,7 +107,9 @@ export const userGroup: CommandGroup = {
       apiCommand(G, {
         name: verb,
         summary:
-          verb === "disable" ? "disable a user (they can no longer sign in)" : "enable a disabled user",
+          verb === "disable"
+            ? "disable a user: sign-in refused, sessions ended, their API tokens stop working"
+            : "enable a disabled user (their unrevoked tokens work again)",
         args: ["<user>"],
         async run({ api, args }) {
           const id = await userId(api, args[0]!);
