@@ -191,6 +191,30 @@ describe("tidectl against the real API", () => {
     expect((await json<PoolJson[]>("pool", "list")).map((p) => p.name)).not.toContain(`${poolName}-e`);
   });
 
+  it("manages a user by email: create, role, disable, enable, reset-password", async () => {
+    const email = `ops-${tag}@test.local`;
+    const created = await tidectl("user", "create", email, "--name", "Ops", "--role", "viewer");
+    expect(created.err).toBe("");
+    expect(created.out).toMatch(
+      new RegExp(
+        `^created ${email} \\(usr_\\w+\\), viewer, enabled\\npassword \\(shown once\\): \\S{12,}\\n$`,
+      ),
+    );
+    const dupe = await tidectl("user", "create", email.toUpperCase(), "--name", "Ops", "--role", "viewer");
+    expect(dupe.code).toBe(1);
+    expect(dupe.err).toMatch(/\n {2}email: /);
+
+    expect((await tidectl("user", "role", email, "operator")).out).toMatch(/, operator, enabled\n$/);
+    expect((await tidectl("user", "disable", email)).out).toMatch(/, operator, disabled since \S+\n$/);
+    expect((await tidectl("user", "enable", email)).out).toMatch(/, operator, enabled\n$/);
+    const reset = await tidectl("user", "reset-password", email);
+    expect(reset.out).toMatch(
+      new RegExp(`^password reset for ${email}\\npassword \\(shown once\\): \\S{12,}\\n$`),
+    );
+    const users = await json<{ email: string; role: string; disabledAt: string | null }[]>("user", "list");
+    expect(users.find((u) => u.email === email)).toMatchObject({ role: "operator", disabledAt: null });
+  });
+
   it("exits 1 with the API's message for a bad token, 2 without one", async () => {
     const bad = await runCli(["pool", "list"], {
       stdout: () => undefined,
