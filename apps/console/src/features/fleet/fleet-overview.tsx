@@ -2,6 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { ErrorNotice } from "~/components/error-notice";
+import { NewPoolButton } from "~/features/pool-admin/new-pool-button";
 import { useTRPC } from "~/trpc/react";
 import { DirectorSyncTable } from "~/features/sync/director-sync-table";
 import styles from "./fleet.module.css";
@@ -20,6 +21,7 @@ export function FleetOverview() {
         <header>
           <h2 id="pools-heading">Pools</h2>
           <span className="muted">{pools.length}</span>
+          <NewPoolButton />
         </header>
         <PoolsTable pools={pools} directors={directors} />
       </section>
