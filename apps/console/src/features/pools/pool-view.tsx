@@ -6,6 +6,7 @@ import Link from "next/link";
 import { useCallback, useState } from "react";
 import { ErrorNotice } from "~/components/error-notice";
 import { usePageKeys } from "~/components/use-page-keys";
+import { PoolAdminBar } from "~/features/pool-admin/pool-admin-bar";
 import { useHasScope } from "~/features/session/session-context";
 import { ServedBy } from "~/features/sync/served-by";
 import { useTRPC } from "~/trpc/react";
@@ -88,6 +89,7 @@ export function PoolView({ poolId }: { poolId: string }) {
           <Link href={`/pools/${p.id}/versions`}>Versions</Link>
           <Link href={`/audit?pool=${p.id}`}>Audit</Link>
         </nav>
+        <PoolAdminBar poolId={p.id} poolName={p.name} />
       </div>
       <section className="panel">
         <div className="body">
