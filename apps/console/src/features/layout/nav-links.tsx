@@ -14,10 +14,30 @@ interface NavItem {
 
 const items: NavItem[] = [
   { href: "/", label: "Fleet", match: (p) => p === "/" || p.startsWith("/pools") },
+  { href: "/directors", label: "Directors", match: (p) => p.startsWith("/directors") },
   { href: "/hosts", label: "Hosts", match: (p) => p.startsWith("/hosts") },
   { href: "/findings", label: "Findings", match: (p) => p.startsWith("/findings") },
   { href: "/audit", label: "Audit", match: (p) => p.startsWith("/audit") },
 ];
+
+/** Admin-only settings pages: links for admins, greyed out with the reason for everyone else. */
+const adminItems: NavItem[] = [
+  { href: "/settings/tokens", label: "Tokens", match: (p) => p.startsWith("/settings/tokens") },
+  { href: "/settings/users", label: "Users", match: (p) => p.startsWith("/settings/users") },
+];
+
+function NavLink({ item, path }: { item: NavItem; path: string }) {
+  const active = item.match(path);
+  return (
+    <Link
+      href={item.href}
+      className={`${styles.link} ${active ? styles.active : ""}`}
+      aria-current={active ? "page" : undefined}
+    >
+      {item.label}
+    </Link>
+  );
+}
 
 export function NavLinks() {
   const path = usePathname();
@@ -25,27 +45,16 @@ export function NavLinks() {
   return (
     <nav className={styles.nav} aria-label="Main">
       {items.map((item) => (
-        <Link
-          key={item.href}
-          href={item.href}
-          className={`${styles.link} ${item.match(path) ? styles.active : ""}`}
-          aria-current={item.match(path) ? "page" : undefined}
-        >
-          {item.label}
-        </Link>
+        <NavLink key={item.href} item={item} path={path} />
       ))}
-      {isAdmin ? (
-        <Link
-          href="/settings/tokens"
-          className={`${styles.link} ${path.startsWith("/settings") ? styles.active : ""}`}
-          aria-current={path.startsWith("/settings") ? "page" : undefined}
-        >
-          Tokens
-        </Link>
-      ) : (
-        <span className={styles.disabled} title="requires admin scope" aria-disabled="true">
-          Tokens
-        </span>
+      {adminItems.map((item) =>
+        isAdmin ? (
+          <NavLink key={item.href} item={item} path={path} />
+        ) : (
+          <span key={item.href} className={styles.disabled} title="requires admin scope" aria-disabled="true">
+            {item.label}
+          </span>
+        ),
       )}
       <a className={styles.link} href="/api/openapi.json" target="_blank" rel="noreferrer">
         API docs
