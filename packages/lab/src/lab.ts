@@ -415,6 +415,11 @@ export class Lab {
     return this.topology.proxies.map((p) => p.name);
   }
 
+  /** What the directors call the lab's table: LAB_POOL, or the console's pool name in console mode. */
+  get poolName(): string {
+    return this.state.console?.poolName ?? LAB_POOL;
+  }
+
   /** Whether tide-redirect runs on the proxies (GUE is decapsulated, connections work). */
   get redirectEnabled(): boolean {
     return this.state.redirect;
@@ -541,12 +546,12 @@ export class Lab {
     return this.state.table ? structuredClone(this.state.table) : null;
   }
 
-  /** The content hash each running director reports for the pool (null: none loaded). */
+  /** The content hash each running director reports for the lab's pool (null: none loaded). */
   async tableHashes(): Promise<Record<string, string | null>> {
     const out: Record<string, string | null> = {};
     for (const name of this.runningDirectors()) {
       const status = await this.directorControl(name).status();
-      out[name] = status.pools.find((p) => p.name === LAB_POOL)?.content_hash ?? null;
+      out[name] = status.pools.find((p) => p.name === this.poolName)?.content_hash ?? null;
     }
     return out;
   }
@@ -796,7 +801,7 @@ export class Lab {
         try {
           const ctl = this.directorControl(name);
           const status = await ctl.status();
-          summary.tableHash = status.pools.find((p) => p.name === LAB_POOL)?.content_hash ?? null;
+          summary.tableHash = status.pools.find((p) => p.name === this.poolName)?.content_hash ?? null;
           summary.generation = status.table?.generation ?? null;
           summary.counters = (await ctl.stats()).totals;
         } catch (e) {
