@@ -164,7 +164,12 @@ static inline int tide_fwd_set_build(const uint8_t *file, size_t len,
 		tbl->raw = raw;
 		tbl->num_backends = tide_rd_le32(raw);
 		tbl->key = tide_sipkey_from_bytes(raw + TIDE_GLBD_HASH_KEY_OFF);
-		if (set->version == TIDE_GLBD_VERSION_3) {
+		/* The length test always holds after validation; it tells the compiler so too (gcc
+		 * -O3 otherwise warns about a v2 file's length on this v3-only path). */
+		if (set->version == TIDE_GLBD_VERSION_3 &&
+		    (size_t)(tide_glbd_trailer(set->file, n_tables, t) - set->file) +
+				    TIDE_GLBD_TRAILER_ENTRY_SIZE <=
+			    len) {
 			const uint8_t *e = tide_glbd_trailer(set->file, n_tables, t);
 
 			tbl->hash.fields = e[0];
@@ -303,20 +308,19 @@ static inline enum tide_verdict tide_fwd_locate(const struct tide_fwd_set *set,
 {
 	const struct tide_fwd_bind *b = tide_fwd_match(set, f);
 	const struct tide_fwd_table *tbl;
-	struct tide_hash_config cfg;
 
 	if (!b)
 		return TIDE_DROP_NO_BIND;
 	tbl = &set->tables[b->table];
-	cfg = tbl->hash;
 	d->table = b->table;
-	d->digest = tide_flow_digest(tbl->key, f, cfg.fields);
+	d->digest = tide_flow_digest(tbl->key, f, tbl->hash.fields);
 	d->row = (uint32_t)(d->digest & 0xffff);
 	d->outer_sport = tide_outer_sport(d->digest, f->src_port);
 	__builtin_prefetch(&tbl->rows[d->row]);
 	d->hop_count = 1;
-	if (cfg.alt_fields) {
-		d->alt_row = (uint32_t)(tide_flow_digest(tbl->key, f, cfg.alt_fields) & 0xffff);
+	if (tbl->hash.alt_fields) {
+		d->alt_row =
+			(uint32_t)(tide_flow_digest(tbl->key, f, tbl->hash.alt_fields) & 0xffff);
 		d->hop_count = 3;
 		__builtin_prefetch(&tbl->rows[d->alt_row]);
 	}

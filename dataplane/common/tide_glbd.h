@@ -302,7 +302,13 @@ static inline int tide_glbd_validate(const uint8_t *file, size_t len, uint32_t *
 						      p >= n ? p : s, n);
 		}
 	}
-	for (uint32_t t = 0; version == TIDE_GLBD_VERSION_3 && t < n_tables; t++) {
+	/* The v3 trailer: bounded by len as well (equal after the size check), so the compiler
+	 * can see every read is inside the file. */
+	for (uint32_t t = 0; version == TIDE_GLBD_VERSION_3 && t < n_tables &&
+			     tide_glbd_file_size(n_tables, TIDE_GLBD_VERSION_2) +
+					     (size_t)TIDE_GLBD_TRAILER_ENTRY_SIZE * (t + 1) <=
+				     len;
+	     t++) {
 		const uint8_t *e = tide_glbd_trailer(file, n_tables, t);
 		const int64_t o = (int64_t)(e - file);
 
