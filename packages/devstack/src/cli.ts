@@ -9,10 +9,14 @@
  *   db:seed         run the seed against $DATABASE_URL
  *   db:drift-check  in a throwaway cluster: do prisma/migrations match prisma/schema.prisma?
  *                   (exit 2 on drift); optional args: <schema.prisma> <migrations dir>
+ *   lab:token       ensure the lab's admin API token (<data dir>/lab-token, mode 600) for the console
+ *                   at the given URL (default http://localhost:3000); prints the file's path
  * Progress goes to stderr so that stdout stays machine-readable.
  */
+import path from "node:path";
+import { ensureLabToken } from "./lab-token";
 import { migrate, migrationsMatchSchema, seed, seedWorkspace } from "./migrations";
-import { clusterUrl, ensureCluster, startTempCluster, stopCluster } from "./postgres-cluster";
+import { clusterUrl, ensureCluster, REPO_ROOT, startTempCluster, stopCluster } from "./postgres-cluster";
 
 const log = (line: string) => process.stderr.write(`    ${line}\n`);
 
@@ -68,9 +72,19 @@ async function main(command: string | undefined, args: string[]): Promise<number
         await cluster.stop();
       }
     }
+    case "lab:token": {
+      const file = await ensureLabToken({
+        consoleUrl: args[0] ?? "http://localhost:3000",
+        dataDir: path.resolve(process.env.TIDE_DATA_DIR ?? path.join(REPO_ROOT, ".tide")),
+        log,
+      });
+      process.stdout.write(`${file}\n`);
+      return 0;
+    }
     default:
       process.stderr.write(
-        "usage: cli.ts pg:start | pg:stop | pg:url | db:migrate | db:seed | db:drift-check [schema migrations]\n",
+        "usage: cli.ts pg:start | pg:stop | pg:url | db:migrate | db:seed | db:drift-check [schema migrations] | " +
+          "lab:token [console URL]\n",
       );
       return 64;
   }

@@ -1,0 +1,110 @@
+/**
+ * The admin API token `npm run up` gives the lab (console mode registers its pool, proxies and
+ * directors over REST). Created once and reused: <data dir>/lab-token (mode 600) is kept while the
+ * console still accepts it (GET /api/v1/me says admin); otherwise a new one is made by signing in
+ * as the seeded admin (<data dir>/admin-credentials) and POST /api/v1/tokens with that session.
+ * The token and the password are never printed.
+ */
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+
+/** Name of the token in the console's Settings -> API tokens. */
+export const LAB_TOKEN_NAME = "lab (npm run up)";
+const REQUEST_TIMEOUT_MS = 15_000;
+const SESSION_COOKIE = "tide_session";
+
+export interface LabTokenOptions {
+  consoleUrl: string;
+  /** The dev stack's data directory (.tide): holds admin-credentials and receives lab-token. */
+  dataDir: string;
+  log?: (line: string) => void;
+}
+
+/** email=… / password=… lines as the seed writes them. */
+export function parseAdminCredentials(text: string): { email: string; password: string } | null {
+  const fields = new Map<string, string>();
+  for (const line of text.split("\n")) {
+    const eq = line.indexOf("=");
+    if (eq > 0) fields.set(line.slice(0, eq).trim(), line.slice(eq + 1).trim());
+  }
+  const email = fields.get("email");
+  const password = fields.get("password");
+  return email && password ? { email, password } : null;
+}
+
+/** The `tide_session` value from a response's Set-Cookie headers, or null. */
+export function sessionFromSetCookie(setCookies: readonly string[]): string | null {
+  for (const c of setCookies) {
+    const m = new RegExp(`^\\s*${SESSION_COOKIE}=([^;]+)`).exec(c);
+    if (m) return m[1]!;
+  }
+  return null;
+}
+
+async function isAdminToken(consoleUrl: string, token: string): Promise<boolean> {
+  const res = await fetch(`${consoleUrl}/api/v1/me`, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  if (res.status !== 200) return false;
+  const me = (await res.json()) as { scopes?: unknown };
+  return Array.isArray(me.scopes) && me.scopes.includes("admin");
+}
+
+/** Returns the token file's path; creates or replaces the token when the console does not accept it. */
+export async function ensureLabToken(o: LabTokenOptions): Promise<string> {
+  const log = o.log ?? (() => {});
+  const consoleUrl = o.consoleUrl.replace(/\/+$/, "");
+  const file = path.join(o.dataDir, "lab-token");
+  if (existsSync(file)) {
+    const token = readFileSync(file, "utf8").trim();
+    if (token !== "" && (await isAdminToken(consoleUrl, token))) {
+      log(`reusing the lab's API token (${file})`);
+      return file;
+    }
+    log(`${file} is not an admin token of this console (a new database?): creating a new one`);
+  }
+  const credentialsFile = path.join(o.dataDir, "admin-credentials");
+  let credentials: { email: string; password: string } | null = null;
+  try {
+    credentials = parseAdminCredentials(readFileSync(credentialsFile, "utf8"));
+  } catch {
+    credentials = null;
+  }
+  if (!credentials) {
+    throw new Error(
+      `no admin credentials in ${credentialsFile} (the seed writes them when it creates the admin): ` +
+        `create an admin API token in the console (Settings -> API tokens) and write it to ${file}`,
+    );
+  }
+  const signIn = await fetch(`${consoleUrl}/api/auth/sign-in`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(credentials),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const session = sessionFromSetCookie(signIn.headers.getSetCookie());
+  if (signIn.status !== 200 || session === null) {
+    throw new Error(
+      `signing in as ${credentials.email} failed (HTTP ${signIn.status}): the password in ${credentialsFile} ` +
+        `may have been changed; create an admin API token in the console and write it to ${file}`,
+    );
+  }
+  const created = await fetch(`${consoleUrl}/api/v1/tokens`, {
+    method: "POST",
+    headers: { "content-type": "application/json", cookie: `${SESSION_COOKIE}=${session}` },
+    body: JSON.stringify({ name: LAB_TOKEN_NAME, scopes: ["read", "operate", "admin"] }),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  if (created.status !== 200) {
+    throw new Error(`POST /api/v1/tokens as ${credentials.email}: HTTP ${created.status}`);
+  }
+  const { token } = (await created.json()) as { token?: unknown };
+  if (typeof token !== "string" || !token.startsWith("tide_")) {
+    throw new Error("POST /api/v1/tokens answered without a token");
+  }
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  log(`created the API token "${LAB_TOKEN_NAME}" as ${credentials.email} (${file}, mode 600)`);
+  return file;
+}
