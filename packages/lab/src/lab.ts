@@ -51,6 +51,7 @@ import { RedirectControl, type RedirectCounters } from "./redirect-control";
 import {
   buildGlbTopology,
   buildSetupPlan,
+  DEFAULT_PREFIX,
   directorNode,
   linkNamed,
   namespaceOf,
@@ -207,13 +208,22 @@ function assertRoot(): void {
   }
 }
 
+/**
+ * The lab's state directory under the lab root: the topology's name (glb) for the default prefix,
+ * <name>-<prefix> for another, so a test's lab with its own prefix never reads or removes the state
+ * of the lab `npm run up` runs (and the other way round).
+ */
+export function labDirName(topology: Pick<GlbTopology, "name" | "prefix">): string {
+  return topology.prefix === DEFAULT_PREFIX ? topology.name : `${topology.name}-${topology.prefix}`;
+}
+
 /** Brings the lab up (or returns the healthy one already running with the same options). */
 export async function up(options: LabOptions = {}): Promise<Lab> {
   assertRoot();
   const env = options.env ?? labEnv;
   const log = options.log ?? noLog;
   const topology = buildGlbTopology(options);
-  const paths = labPaths(env.labRoot, topology.name);
+  const paths = labPaths(env.labRoot, labDirName(topology));
   if (!existsSync(env.directorBin)) {
     throw new LabError("binary_missing", `${env.directorBin} is missing: make -C dataplane director`);
   }
@@ -313,7 +323,7 @@ export async function up(options: LabOptions = {}): Promise<Lab> {
 export async function attach(options: LabOptions = {}): Promise<Lab | null> {
   const env = options.env ?? labEnv;
   const topology = buildGlbTopology(options);
-  const paths = labPaths(env.labRoot, topology.name);
+  const paths = labPaths(env.labRoot, labDirName(topology));
   const state = readStateFile(paths.stateFile);
   if (!state || state.prefix !== topology.prefix) return null;
   // Rebuild the topology the lab was made with (directors/proxies counts, MTU), not the caller's.
@@ -339,7 +349,7 @@ export async function down(options: DownOptions = {}): Promise<void> {
   assertRoot();
   const env = options.env ?? labEnv;
   const topology = buildGlbTopology({ prefix: options.prefix });
-  await removeLab(topology.prefix, labPaths(env.labRoot, topology.name), options.log ?? noLog);
+  await removeLab(topology.prefix, labPaths(env.labRoot, labDirName(topology)), options.log ?? noLog);
 }
 
 /**
