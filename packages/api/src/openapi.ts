@@ -34,7 +34,7 @@ function buildDocument() {
     "/pools/{poolId}/tables/{version}/glbd": {
       get: {
         operationId: "tables-download",
-        summary: "Download a table version as a GLBD v2 file",
+        summary: "Download a table version as a GLBD file (v3, with its hash fields)",
         tags: ["tables"],
         security: [{ Authorization: [] }],
         parameters: [
@@ -43,7 +43,8 @@ function buildDocument() {
         ],
         responses: {
           "200": {
-            description: "GLBD v2 file (one table); X-Tide-Content-Hash carries its sha256",
+            description:
+              "GLBD file (one table; v3 carries hash fields, v2 for versions written before); X-Tide-Content-Hash carries its sha256",
             content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
           },
           "401": { description: "Missing or invalid token" },

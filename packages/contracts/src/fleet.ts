@@ -59,7 +59,7 @@ export const TableVersionSummary = z
     id: TableVersionId,
     poolId: PoolId,
     version: z.number().int().describe("Per-pool version number, 1, 2, 3…"),
-    contentHash: z.string().describe("sha256 (hex) of the GLBD v2 file"),
+    contentHash: z.string().describe("sha256 (hex) of the GLBD file (v3: carries the hash fields)"),
     cause: z.string().describe("What produced this version, e.g. 'proxy.drain prx_…'"),
     reason: z.string().describe("Operator's reason, if given"),
     actor: z.string().describe("Who caused it (user email, token name or 'system')"),

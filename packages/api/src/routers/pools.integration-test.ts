@@ -1,6 +1,6 @@
 import { isTideError, type TideError } from "@tide/contracts";
 import { createDb, type Db } from "@tide/db";
-import { decodeGlbd } from "@tide/forwarding";
+import { decodeGlbd, FLOW_SAMPLE_SIZE } from "@tide/forwarding";
 import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { callerFor, makePool, makeUser, restCall, truncateAll } from "../testing/fixtures";
@@ -305,7 +305,7 @@ describe("directors over the API", () => {
       expect((err as TRPCError).code).toBe("FORBIDDEN");
     }
     expect((await api.pools.previewHashFields({ poolId: pool.id, hashFields: "src_port" })).sampleFlows).toBe(
-      8192,
+      FLOW_SAMPLE_SIZE,
     );
     expect(await fleetSnapshot()).toEqual(before);
   });

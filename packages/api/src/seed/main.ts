@@ -1,6 +1,7 @@
 /**
  * Seed command (`npm run -w @tide/api seed`): the first admin and, unless TIDE_SEED_DEMO=0, a demo
- * fleet. Safe to run again: nothing existing is changed. New passwords are written to
+ * fleet, then one new version for any pool whose table predates per-table hash fields (GLBD v2).
+ * Safe to run again: nothing else existing is changed. New passwords are written to
  * <data dir>/admin-credentials (mode 600) and printed once; they are never logged elsewhere.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -8,6 +9,7 @@ import path from "node:path";
 import { createDb } from "@tide/db";
 import { seedDemoFleet } from "./demo-fleet";
 import { seedEnv } from "./env";
+import { upgradeTableFormats } from "./table-format";
 import { ensureUser } from "./users";
 
 async function main() {
@@ -37,6 +39,8 @@ async function main() {
         created.length ? `seed: created demo pools ${created.join(", ")}` : "seed: demo fleet exists",
       );
     }
+    const upgraded = await upgradeTableFormats(db);
+    if (upgraded.length) console.log(`seed: tables now carry their hash fields: ${upgraded.join(", ")}`);
   } finally {
     await db.$disconnect();
   }

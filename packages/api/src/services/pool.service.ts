@@ -10,17 +10,15 @@ import {
   type TableVersionSummary,
 } from "@tide/contracts";
 import { bindSelect, Prisma, proxySelect, type Db } from "@tide/db";
-import { canonicalAddress } from "@tide/forwarding";
+import { canonicalAddress, diffTables, FLOW_SAMPLE_SIZE } from "@tide/forwarding";
 import { actorRef, type Actor } from "../auth/actor";
 import { recordAudit } from "./audit.service";
 import { bindLabel, describeOverlap, findBindOverlaps, type PlacedBind } from "./bind-overlap.plan";
 import { lockDirectorsAndCheckBinds } from "./director.service";
 import { getPool, toVersionSummary } from "./fleet.service";
-import { countMovedFlows, parseHashFields, PREVIEW_SAMPLE_FLOWS, sampleFlows } from "./hash-fields.plan";
+import { parseHashFields } from "./hash-fields";
 import { lockPool, TRANSACTION_OPTIONS } from "./pool-lock";
-import { currentTableOf, insertTableVersion, isBuildable } from "./table.service";
-
-type Tx = Prisma.TransactionClient;
+import { currentTableOf, insertCurrentTableVersion, insertTableVersion, isBuildable } from "./table.service";
 
 /** Who changes a pool: a user or token, or the system (seed, tests). */
 export type PoolActor = Actor | { actorKind: "system"; actorId: null; actorLabel: string };
@@ -258,26 +256,6 @@ export async function updatePool(
   return getPool(db, input.poolId);
 }
 
-/**
- * Write a version of the pool's current state (proxies as they are) inside the caller's
- * transaction, or none when no proxy is in the table's rotation (nothing to build).
- */
-async function versionOfCurrentState(
-  tx: Tx,
-  poolId: string,
-  cause: string,
-  reason: string,
-  actor: PoolActor,
-) {
-  const proxies = await tx.proxy.findMany({
-    where: { poolId },
-    select: proxySelect,
-    orderBy: { slot: "asc" },
-  });
-  if (!isBuildable(proxies)) return null;
-  return insertTableVersion(tx, { poolId, proxies, cause, reason, actor: refOf(actor) });
-}
-
 export interface PoolChange {
   pool: PoolDetail;
   tableVersion: TableVersionSummary | null;
@@ -316,7 +294,7 @@ export async function setBinds(
     await tx.bind.createMany({
       data: binds.map((b, i) => ({ id: newId("bind"), poolId: pool.id, ...b, createdAt: new Date(now + i) })),
     });
-    const v = await versionOfCurrentState(tx, pool.id, "binds", input.reason ?? "", actor);
+    const v = await insertCurrentTableVersion(tx, pool.id, "binds", input.reason ?? "", refOf(actor));
     await recordAudit(tx, {
       ...actorRef(actor),
       action: "pool.binds",
@@ -357,12 +335,12 @@ export async function setHashFields(
       );
     }
     await tx.pool.update({ where: { id: input.poolId }, data: { hashFields } });
-    const v = await versionOfCurrentState(
+    const v = await insertCurrentTableVersion(
       tx,
       input.poolId,
       `hash fields: ${before.hashFields.join("+")} -> ${hashFields.join("+")}`,
       input.reason ?? "",
-      actor,
+      refOf(actor),
     );
     await recordAudit(tx, {
       ...actorRef(actor),
@@ -381,19 +359,17 @@ export async function setHashFields(
 }
 
 /**
- * How many flows would change primary proxy with other hash fields: a deterministic sample of
- * client flows to the pool's first bind, mapped through the current version with the pool's fields
- * and with the proposed ones.
+ * How many flows would change primary proxy with other hash fields: the current version's table
+ * diffed against itself hashed on the proposed fields (forwarding's diffTables maps a fixed sample
+ * of client flows to the pool's first bind through both). Rows do not change, only which row a
+ * flow hashes to.
  */
 export async function previewHashFields(
   db: Db,
   input: { poolId: string; hashFields: string | readonly string[] },
 ): Promise<HashFieldsPreview> {
   const to = parseHashFields(input.hashFields);
-  const pool = await db.pool.findUnique({
-    where: { id: input.poolId },
-    select: { hashFields: true, binds: { select: bindSelect, orderBy: { createdAt: "asc" }, take: 1 } },
-  });
+  const pool = await db.pool.findUnique({ where: { id: input.poolId }, select: { hashFields: true } });
   if (!pool) throw new TideError("not_found", `Pool ${input.poolId} does not exist.`);
   const from = pool.hashFields as HashField[];
   const current = await currentTableOf(db, input.poolId);
@@ -408,16 +384,16 @@ export async function previewHashFields(
       fractionMoved: null,
     };
   }
-  const flows = sampleFlows(pool.binds[0], PREVIEW_SAMPLE_FLOWS);
-  const moved = countMovedFlows(current.table, from, to, flows);
+  const diff = diffTables({ ...current.table, hashFields: from }, { ...current.table, hashFields: to });
+  const moved = diff.flowsMoved ?? { sampled: FLOW_SAMPLE_SIZE, moved: 0, fraction: 0 };
   return {
     poolId: input.poolId,
     from,
     to,
     tableVersionId: current.summary.id,
-    sampleFlows: flows.length,
-    flowsMoved: moved,
-    fractionMoved: moved / flows.length,
+    sampleFlows: moved.sampled,
+    flowsMoved: moved.moved,
+    fractionMoved: moved.fraction,
   };
 }
 

@@ -1,5 +1,6 @@
 import {
   assignRows,
+  type HashField,
   computeRendezvousOrder,
   type Backend,
   type ForwardingTable,
@@ -35,6 +36,8 @@ export interface PoolSecrets {
   hashKey: Uint8Array;
   seed: Uint8Array;
   binds: { address: string; prefixBits: number; proto: "tcp" | "udp"; portStart: number; portEnd: number }[];
+  /** The pool's hash fields: written into every table (GLBD v3), so a table says how to hash it. */
+  hashFields: readonly HashField[];
 }
 
 export function buildTableForPool(pool: PoolSecrets, backends: Backend[]): ForwardingTable {
@@ -49,5 +52,6 @@ export function buildTableForPool(pool: PoolSecrets, backends: Backend[]): Forwa
     backends,
     primary,
     secondary,
+    hashFields: [...pool.hashFields],
   };
 }

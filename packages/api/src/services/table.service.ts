@@ -1,10 +1,11 @@
 import { newId, TideError, type HashField, type ProxyState, type TableVersionSummary } from "@tide/contracts";
-import { type Prisma, tableVersionSummarySelect, type Db } from "@tide/db";
+import { type Prisma, proxySelect, tableVersionSummarySelect, type Db } from "@tide/db";
 import {
   decodeGlbd,
   diffTables,
   encodeGlbd,
   explainFlow,
+  normalizeHashFields,
   tableContentHash,
   type ForwardingTable,
 } from "@tide/forwarding";
@@ -56,12 +57,21 @@ export async function buildPoolTable(
       id: true,
       hashKey: true,
       seed: true,
-      binds: { select: { address: true, prefixBits: true, proto: true, portStart: true, portEnd: true } },
+      hashFields: true,
+      binds: {
+        select: { address: true, prefixBits: true, proto: true, portStart: true, portEnd: true },
+        orderBy: { createdAt: "asc" },
+      },
     },
   });
   if (!pool) throw new TideError("not_found", `Pool ${poolId} does not exist.`);
   const table = buildTableForPool(
-    { hashKey: pool.hashKey, seed: pool.seed, binds: pool.binds },
+    {
+      hashKey: pool.hashKey,
+      seed: pool.seed,
+      binds: pool.binds,
+      hashFields: normalizeHashFields(pool.hashFields),
+    },
     proxies.map((p) => ({ address: p.address, state: p.state, healthy: p.healthy })),
   );
   const bytes = encodeGlbd([table]);
@@ -107,6 +117,26 @@ export async function insertTableVersion(
     },
     select: tableVersionSummarySelect,
   });
+}
+
+/**
+ * Write a version of the pool's state as it is (proxies, binds, hash fields) inside the caller's
+ * transaction, which holds the pool lock; or none when no proxy is in rotation (nothing to build).
+ */
+export async function insertCurrentTableVersion(
+  tx: Tx,
+  poolId: string,
+  cause: string,
+  reason: string,
+  actor: { actorKind: "user" | "token" | "system"; actorId: string | null; actorLabel: string },
+) {
+  const proxies = await tx.proxy.findMany({
+    where: { poolId },
+    select: proxySelect,
+    orderBy: { slot: "asc" },
+  });
+  if (!isBuildable(proxies)) return null;
+  return insertTableVersion(tx, { poolId, proxies, cause, reason, actor });
 }
 
 async function loadVersion(db: Db, where: Prisma.TableVersionWhereInput) {
@@ -253,14 +283,19 @@ export async function explainInVersion(
   },
 ) {
   const row = await versionOrThrow(db, input.versionId);
-  const pool = await db.pool.findUniqueOrThrow({ where: { id: row.poolId }, select: { hashFields: true } });
   const { table, backends } = decodeVersion(row);
+  // A v3 version carries the fields it was built with; a v2 one (written before tables carried
+  // them) is explained with the pool's fields, which is what its directors were configured with.
+  const hashFields =
+    table.hashFields ??
+    ((await db.pool.findUniqueOrThrow({ where: { id: row.poolId }, select: { hashFields: true } }))
+      .hashFields as HashField[]);
   let e;
   try {
     e = explainFlow(
       table,
       { srcAddr: input.srcAddr, srcPort: input.srcPort, dstAddr: input.dstAddr, dstPort: input.dstPort },
-      pool.hashFields as HashField[],
+      hashFields,
     );
   } catch (err) {
     throw new TideError("bad_request", err instanceof Error ? err.message : String(err));
@@ -275,7 +310,7 @@ export async function explainInVersion(
     primary: who(e.primary),
     secondary: who(e.secondary),
     outerSourcePort: e.outerSourcePort,
-    hashFields: pool.hashFields as HashField[],
+    hashFields,
   };
 }
 
