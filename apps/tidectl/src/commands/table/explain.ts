@@ -33,7 +33,8 @@ Options:
   --src ADDR[:PORT]  client address (and source port)
   --dst ADDR[:PORT]  VIP address (and destination port), needed for dst_* fields
   --table N          table index in the file (default 0)
-  --fields LIST      hash fields, comma separated (default src_addr)
+  --fields LIST      hash fields, comma separated (default: the table's own, from a GLBD v3
+                     file; src_addr for a v2 file)
   --json             print JSON
   -h, --help         show this help
 `,
@@ -56,14 +57,19 @@ Options:
     const tableIndex = parseIndex("table", values.table, 0);
     const src = endpoint("src", values.src);
     const dst = values.dst === undefined ? undefined : endpoint("dst", values.dst);
-    let fields: HashField[];
+    let given: HashField[] | undefined;
     try {
-      fields = normalizeHashFields((values.fields ?? "src_addr").split(",").map((f) => f.trim()));
+      given =
+        values.fields === undefined
+          ? undefined
+          : normalizeHashFields(values.fields.split(",").map((f) => f.trim()));
     } catch (e) {
       throw new UsageError(`--fields: ${e instanceof Error ? e.message : String(e)}`);
     }
     const flow: Flow = { srcAddr: src.address, srcPort: src.port, dstAddr: dst?.address, dstPort: dst?.port };
     const table = pickTable(await readTables(io.cwd, path), tableIndex, path);
+    // A v3 table says what it is hashed on; a v2 table (glb-director's) does not: src_addr, GLB's default.
+    const fields: HashField[] = given ?? table.hashFields ?? ["src_addr"];
     let result;
     try {
       result = explainFlow(table, flow, fields);

@@ -2,7 +2,7 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { decodeGlbd, encodeGlbd, TABLE_ROWS } from "@tide/forwarding";
+import { decodeGlbd, encodeGlbd, explainFlow, TABLE_ROWS } from "@tide/forwarding";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { golden } from "../../__fixtures__/paths";
 import { runCli } from "../../cli";
@@ -263,6 +263,41 @@ describe("tidectl table diff", () => {
     expect(out).toContain(`backend removed: ${removedBackend.ip}\n`);
     expect(out).toContain("backend 10.20.0.13: draining, healthy -> draining, unhealthy (moves no rows)");
     expect(out).not.toContain("hash key changed");
+  });
+
+  it("explains a GLBD v3 table on its own hash fields unless --fields says otherwise", async () => {
+    const [t] = decodeGlbd(new Uint8Array(await readFile(golden("golden-drain.bin"))));
+    const table = { ...t!, hashFields: ["src_addr", "src_port"] as const, altHashFields: [] };
+    await writeFile(join(dir, "port.bin"), encodeGlbd([{ ...table, hashFields: [...table.hashFields] }]));
+    const rows = new Set<number>();
+    for (const port of [40000, 40001, 40002, 40003]) {
+      out = "";
+      expect(await run("table", "explain", "port.bin", "--src", `10.11.12.13:${port}`, "--json")).toBe(0);
+      const r = JSON.parse(out) as { fields: string[]; row: number };
+      expect(r.fields).toEqual(["src_addr", "src_port"]);
+      expect(r.row).toBe(
+        explainFlow(
+          { ...table, hashFields: [...table.hashFields] },
+          { srcAddr: "10.11.12.13", srcPort: port },
+        ).row,
+      );
+      rows.add(r.row);
+    }
+    expect(rows.size).toBeGreaterThan(1); // the port is hashed: one client, several rows
+    out = "";
+    expect(
+      await run(
+        "table",
+        "explain",
+        "port.bin",
+        "--src",
+        "10.11.12.13:40000",
+        "--fields",
+        "src_addr",
+        "--json",
+      ),
+    ).toBe(0);
+    expect((JSON.parse(out) as { fields: string[] }).fields).toEqual(["src_addr"]);
   });
 
   it("reports changed hash fields of GLBD v3 files like a key change", async () => {
