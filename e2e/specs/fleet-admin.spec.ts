@@ -183,6 +183,30 @@ test("admin creates a pool, proxies, a director, changes hash fields; an operato
     await expect(row).toHaveAttribute("data-disabled", "false");
   });
 
+  await test.step("reset the operator's password (shown once); the last admin keeps the role", async () => {
+    const row = page.locator(`[data-testid="user-row"][data-email="${operatorEmail}"]`);
+    await row.getByTestId("reset-password").click();
+    await row.getByTestId("confirm-reset-password").click();
+    const secret = row.getByTestId("reset-password-secret");
+    await expect(secret).toContainText(`New password for ${operatorEmail}`);
+    const next = (await secret.getByTestId("reset-password-secret-value").textContent()) ?? "";
+    expect(next.length).toBeGreaterThanOrEqual(12);
+    expect(next).not.toBe(password);
+    password = next;
+    await secret.getByTestId("reset-password-secret-dismiss").click();
+    await expect(secret).toHaveCount(0);
+
+    // The e2e stack seeds exactly one admin, the one signed in here.
+    const adminEmail = process.env.TIDE_E2E_EMAIL ?? "";
+    expect(adminEmail).not.toBe("");
+    const me = page.locator(`[data-testid="user-row"][data-email="${adminEmail}"]`);
+    await me.getByTestId("user-role-select").selectOption("operator");
+    await expect(me.getByTestId("user-error")).toContainText("is the last enabled admin");
+    await expect(me.getByTestId("user-error")).not.toContainText("conflict");
+    await expect(me).toHaveAttribute("data-role", "admin");
+    await expect(me.getByTestId("user-role-select")).toHaveValue("admin");
+  });
+
   await test.step("the operator is not offered admin actions", async () => {
     const { context, page: op } = await signInAs(browser, baseURL ?? "", operatorEmail, password);
     try {
