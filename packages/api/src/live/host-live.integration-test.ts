@@ -21,10 +21,10 @@ beforeEach(async () => {
   await truncateAll(db);
 });
 
-/** Backends of this database whose last statement was our LISTEN (the shared connection). */
+/** Backends of this database whose last statement was our LISTENs (the shared connection). */
 async function listeners(): Promise<number[]> {
   const r = await admin.query<{ pid: number }>(
-    `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = $1 AND pid <> pg_backend_pid()`,
+    `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND starts_with(query, $1) AND pid <> pg_backend_pid()`,
     [`LISTEN ${OBSERVATIONS_CHANNEL}`],
   );
   return r.rows.map((x) => x.pid);
