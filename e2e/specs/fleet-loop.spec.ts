@@ -1,0 +1,191 @@
+import type { Locator, Page } from "@playwright/test";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  summarizeConnections,
+  type ClientDriver,
+  type ConnectionReport,
+} from "../../packages/lab/src/client-driver";
+import { CONSOLE_POOL_NAME, labHosts } from "../../packages/lab/src/console/fleet.plan";
+import { down, up, type Lab } from "../../packages/lab/src/lab";
+import { ensureAgentBuild, requireRoot } from "../support/agent";
+import { expect, openPool, signIn, test } from "../support/fixtures";
+
+/**
+ * The whole loop on the lab (root): the lab registers itself with the e2e console over REST and runs
+ * one real tide-agent per director and proxy; the console owns the tables. In Chromium an operator
+ * drains, deactivates, fills and activates a proxy while 120 long-lived streams run through the
+ * directors; each change is shown served by both directors, new connections avoid the drained
+ * proxy, and no stream is reset or loses a byte. A director killed and started with no table is
+ * shown out of sync and then, with nobody doing anything, in sync again.
+ *
+ * The lab's namespaces, processes and agents are this spec's; afterAll removes them.
+ */
+
+test.describe.configure({ mode: "serial" });
+
+/** Its own namespace prefix and state directory: never the lab of a developer's `npm run up`. */
+const PREFIX = "tide-floop";
+
+let lab: Lab | null = null;
+let driver: ClientDriver | null = null;
+
+test.afterAll(async () => {
+  await driver?.stop().catch(() => undefined);
+  driver = null;
+  await lab?.down().catch(() => undefined);
+  lab = null;
+  await down({ prefix: PREFIX }).catch(() => undefined);
+});
+
+/** A fresh admin API token for the lab's registration, made as the signed-in e2e admin. */
+async function apiToken(page: Page): Promise<string> {
+  const res = await page.request.post("/api/v1/tokens", {
+    data: { name: `e2e-lab-${Date.now().toString(36)}`, scopes: ["read", "operate", "admin"] },
+  });
+  expect(res.status(), await res.text()).toBe(200);
+  return ((await res.json()) as { token: string }).token;
+}
+
+const proxyRow = (page: Page, hostname: string): Locator =>
+  page.locator(`[data-testid="proxy-row"][data-hostname="${hostname}"]`);
+
+/**
+ * Applies `action` to `hostname` in the browser (preview, confirm) and waits in the same dialog until
+ * the new version is served by every director ("served by 2/2"); returns the version.
+ */
+async function actInBrowser(page: Page, hostname: string, action: string): Promise<number> {
+  await proxyRow(page, hostname).getByTestId(`action-${action}`).click();
+  const dialog = page.getByTestId("preview-dialog");
+  await expect(dialog.getByTestId("preview-refusal")).toHaveCount(0);
+  await expect(dialog.getByTestId("confirm-transition")).toBeEnabled();
+  await dialog.getByTestId("transition-reason").fill(`e2e fleet loop: ${action}`);
+  await dialog.getByTestId("confirm-transition").click();
+  const result = dialog.getByTestId("transition-result");
+  await expect(result).toBeVisible();
+  const version = Number(await result.getAttribute("data-version"));
+  const servedBy = dialog.getByTestId("served-by");
+  await expect(servedBy).toHaveAttribute("data-version", String(version));
+  await expect(servedBy).toHaveAttribute("data-of", "2");
+  await expect(servedBy).toHaveAttribute("data-done", "true", { timeout: 10_000 });
+  await expect(servedBy).toHaveAttribute("data-served", "2");
+  await dialog.getByTestId("close-dialog").click();
+  await expect(dialog).toBeHidden();
+  return version;
+}
+
+/** Every stream open, without error, and echoing lately. */
+function expectStreaming(reports: ConnectionReport[]) {
+  for (const c of reports) {
+    expect(c.error, JSON.stringify(c)).toBeNull();
+    expect(c.state, JSON.stringify(c)).toBe("open");
+    expect(c.lastEchoAgoMs ?? Infinity, JSON.stringify(c)).toBeLessThan(2_000);
+  }
+}
+
+test("drain, deactivate, fill and activate a proxy in the browser: both directors follow, no stream breaks", async ({
+  page,
+  baseURL,
+}) => {
+  test.setTimeout(420_000);
+  requireRoot();
+  ensureAgentBuild();
+  await signIn(page);
+  const token = await apiToken(page);
+  lab = await up({
+    prefix: PREFIX,
+    fresh: true,
+    redirect: true,
+    console: { url: baseURL!, token, tokenFile: null },
+    log: (line) => console.log(`[lab] ${line}`),
+  });
+  driver = await lab.clientDriver();
+  const hosts = labHosts(lab.topology);
+  const hostnameOf = new Map(hosts.map((h) => [h.name, h.hostname]));
+
+  await openPool(page, CONSOLE_POOL_NAME);
+  await expect(page.getByTestId("served-by")).toHaveAttribute("data-done", "true");
+  await expect(page.getByTestId("served-by")).toHaveAttribute("data-of", "2");
+
+  // 120 long-lived streams, data both ways, spread over the three proxies.
+  const first = await driver.open(120, { intervalMs: 100 });
+  expect(summarizeConnections(first).byState).toEqual({ open: 120 });
+  const byProxy = summarizeConnections(first).byProxy;
+  expect(Object.keys(byProxy).sort()).toEqual(lab.proxies.slice().sort());
+  // Drain the proxy holding the most streams: the most to lose.
+  const drained = Object.entries(byProxy).sort((a, b) => b[1] - a[1])[0]![0];
+  const drainedHost = hostnameOf.get(drained)!;
+  const onDrained = first.filter((c) => c.proxy === drained).map((c) => c.id);
+
+  await test.step(`drain ${drainedHost}: both directors serve it, new streams avoid it, old ones keep streaming`, async () => {
+    await actInBrowser(page, drainedHost, "drain");
+    await expect(proxyRow(page, drainedHost)).toHaveAttribute("data-state", "draining");
+    const fresh = await driver!.open(40, { intervalMs: 100 });
+    expect(summarizeConnections(fresh).byState).toEqual({ open: 40 });
+    expect(summarizeConnections(fresh).byProxy[drained] ?? 0).toBe(0);
+    const echoed = new Map((await driver!.report(onDrained)).map((c) => [c.id, c.echoed]));
+    await sleep(2_000);
+    for (const c of await driver!.report(onDrained))
+      expect(c.echoed, JSON.stringify(c)).toBeGreaterThan(echoed.get(c.id)!);
+    expectStreaming(await driver!.report());
+  });
+
+  await test.step("its streams end gracefully; set inactive, fill and activate with every other stream up", async () => {
+    const closed = await driver!.close({ ids: onDrained });
+    expect(summarizeConnections(closed).byState).toEqual({ closed: onDrained.length });
+    expect(summarizeConnections(closed).errors).toEqual({});
+    for (const [action, state] of [
+      ["deactivate", "inactive"],
+      ["fill", "filling"],
+      ["activate", "active"],
+    ] as const) {
+      await actInBrowser(page, drainedHost, action);
+      await expect(proxyRow(page, drainedHost)).toHaveAttribute("data-state", state);
+      await sleep(1_000);
+      expectStreaming(await driver!.report());
+    }
+    const back = await driver!.open(30, { intervalMs: 100 });
+    expect(summarizeConnections(back).byState).toEqual({ open: 30 });
+    expect(summarizeConnections(back).byProxy[drained] ?? 0).toBeGreaterThan(0);
+  });
+
+  await test.step("every stream closes cleanly with every byte echoed: 0 resets", async () => {
+    const all = await driver!.close();
+    const s = summarizeConnections(all);
+    console.log(
+      `[fleet loop] streams ${s.total}, closed ${s.byState.closed ?? 0}, errors ${JSON.stringify(s.errors)}, ` +
+        `sent ${s.sent} B, echoed ${s.echoed} B`,
+    );
+    expect(s.errors).toEqual({});
+    // close() forgets what it closed: the drained proxy's streams were counted when they ended.
+    expect(s.byState).toEqual({ closed: 190 - onDrained.length });
+    expect(s.echoed).toBe(s.sent);
+    for (const c of all) expect(c.echoed, JSON.stringify(c)).toBe(c.sent);
+  });
+});
+
+test("a director killed and started with no table is shown out of sync, then repaired by its agent", async ({
+  page,
+}) => {
+  test.setTimeout(180_000);
+  requireRoot();
+  if (!lab) throw new Error("the lab of the previous test is not running");
+  await signIn(page);
+  const director = lab.topology.directors[0]!.name;
+  const hostname = labHosts(lab.topology).find((h) => h.name === director)!.hostname;
+  await page.goto("/");
+  const row = page.locator(`[data-testid="director-row"][data-hostname="${hostname}"]`);
+  await expect(row).toHaveAttribute("data-state", "in_sync");
+
+  await lab.stopDirector(director);
+  await expect(row).toHaveAttribute("data-state", "out_of_sync", { timeout: 15_000 });
+  await expect(row.getByTestId("director-pool")).toHaveAttribute("data-state", "not_served");
+  await expect(page.getByTestId("fleet-alarm")).toContainText(hostname);
+
+  const restarted = Date.now();
+  await lab.startDirector(director); // console mode: no table; nobody touches the console or the agent
+  await expect(row).toHaveAttribute("data-state", "in_sync", { timeout: 15_000 });
+  console.log(`[fleet loop] director restart -> shown in sync in the browser: ${Date.now() - restarted} ms`);
+  await expect(page.getByTestId("fleet-alarm")).toHaveCount(0, { timeout: 10_000 });
+  const served = await lab.consoleSync();
+  expect(served?.inSync).toBe(true);
+});
