@@ -75,7 +75,7 @@ export function PoolProxiesAdmin({ pool }: { pool: PoolDetail }) {
           </tbody>
         </table>
       </div>
-      <div className="body">
+      <div className={`body ${styles.form}`}>
         <p className={styles.note}>{NOT_INACTIVE}</p>
         <h3>Add a proxy</h3>
         <AddProxyForm poolId={pool.id} />
