@@ -30,7 +30,7 @@ const pct = (values: number[], q: number) => {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
 };
 const fmt = (name: string, v: number[]) =>
-  `${name.padEnd(34)} p50 ${pct(v, 0.5).toFixed(0).padStart(5)} ms  p95 ${pct(v, 0.95).toFixed(0).padStart(5)} ms  max ${Math.max(
+  `${name.padEnd(42)} p50 ${pct(v, 0.5).toFixed(0).padStart(5)} ms  p95 ${pct(v, 0.95).toFixed(0).padStart(5)} ms  max ${Math.max(
     ...v,
   )
     .toFixed(0)
