@@ -1,4 +1,5 @@
 import type { Locator, Page } from "@playwright/test";
+import { spawnSync } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   summarizeConnections,
@@ -7,6 +8,7 @@ import {
 } from "../../packages/lab/src/client-driver";
 import { CONSOLE_POOL_NAME, labHosts } from "../../packages/lab/src/console/fleet.plan";
 import { down, up, type Lab } from "../../packages/lab/src/lab";
+import { vipRouteArgv } from "../../packages/lab/src/topology";
 import { ensureAgentBuild, requireRoot } from "../support/agent";
 import { expect, openPool, signIn, test } from "../support/fixtures";
 
@@ -16,7 +18,8 @@ import { expect, openPool, signIn, test } from "../support/fixtures";
  * drains, deactivates, fills and activates a proxy while 120 long-lived streams run through the
  * directors; each change is shown served by both directors, new connections avoid the drained
  * proxy, and no stream is reset or loses a byte. A director killed and started with no table is
- * shown out of sync and then, with nobody doing anything, in sync again.
+ * shown out of sync and then, with nobody doing anything, in sync again. A pool made in the browser
+ * for a new VIP carries real flows, and the console's explain names the proxy that served each.
  *
  * The lab's namespaces, processes and agents are this spec's; afterAll removes them.
  */
@@ -188,4 +191,99 @@ test("a director killed and started with no table is shown out of sync, then rep
   await expect(page.getByTestId("fleet-alarm")).toHaveCount(0, { timeout: 10_000 });
   const served = await lab.consoleSync();
   expect(served?.inSync).toBe(true);
+});
+
+test("a pool made in the browser for a new VIP carries traffic, and explain names the proxy that served each flow", async ({
+  page,
+}) => {
+  test.setTimeout(240_000);
+  requireRoot();
+  if (!lab || !driver) throw new Error("the lab of the first test is not running");
+  const topology = lab.topology;
+  const vip = "10.200.0.20";
+  const poolName = `e2e-vip-${Date.now().toString(36)}`;
+  const hosts = labHosts(topology);
+
+  // The network side of a new VIP (what a datacenter's routers and proxies' configuration do): the
+  // router sends it to both directors over ECMP, every proxy holds it on lo for direct server return.
+  const ip = (...argv: string[]) => {
+    const r = spawnSync(argv[0]!, argv.slice(1), { encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`${argv.join(" ")}: ${r.stderr}`);
+  };
+  const route = vipRouteArgv(
+    { ...topology, vip },
+    topology.directors.map((d) => d.name),
+  );
+  ip(...route);
+  for (const p of topology.proxies) ip("ip", "-n", p.namespace, "addr", "add", `${vip}/32`, "dev", "lo");
+
+  await signIn(page);
+  let poolId = "";
+  await test.step("create the pool in the browser: the VIP's stream port, hashed on address and port", async () => {
+    await page.goto("/");
+    await page.getByTestId("new-pool").click();
+    const form = page.getByTestId("new-pool-form");
+    await form.getByTestId("pool-name-input").fill(poolName);
+    await form.getByTestId("hash-field-src_port").check();
+    const row = form.getByTestId("bind-row").first();
+    await row.getByTestId("bind-address").fill(vip);
+    await row.getByTestId("bind-ports").fill(String(topology.ports.stream));
+    await form.getByTestId("create-pool-submit").click();
+    await expect(page.getByTestId("pool-name")).toHaveText(poolName);
+    poolId = /\/pools\/(pool_[^/?#]+)/.exec(page.url())?.[1] ?? "";
+    expect(poolId).not.toBe("");
+  });
+
+  await test.step("add the lab's three proxies", async () => {
+    await page.getByTestId("open-add-proxy").click();
+    const dialog = page.getByTestId("add-proxy-dialog");
+    const proxies = hosts.filter((h) => h.role === "proxy");
+    for (const [i, h] of proxies.entries()) {
+      await dialog.getByTestId("proxy-address-input").fill(h.address!);
+      await dialog.getByTestId("proxy-hostname-input").fill(h.hostname);
+      await dialog.getByTestId("add-proxy-submit").click();
+      await expect(dialog.getByTestId("added-proxy")).toHaveCount(i + 1);
+    }
+    await dialog.getByTestId("close-add-proxy").click();
+    await expect(page.locator('[data-testid="proxy-row"][data-state="active"]')).toHaveCount(3);
+  });
+
+  await test.step("assign both lab directors; the pool page shows its table served by 2/2", async () => {
+    await page.goto("/directors");
+    for (const h of hosts.filter((x) => x.role === "director")) {
+      const row = page.locator(`[data-testid="admin-director-row"][data-hostname="${h.hostname}"]`);
+      await row.getByTestId("assign-pool-select").selectOption({ label: poolName });
+      await row.getByTestId("assign-pool").click();
+      await expect(row.locator(`[data-testid="served-pool"][data-pool-id="${poolId}"]`)).toBeVisible();
+    }
+    await page.goto(`/pools/${poolId}`);
+    const servedBy = page.getByTestId("served-by");
+    await expect(servedBy).toHaveAttribute("data-of", "2");
+    await expect(servedBy).toHaveAttribute("data-done", "true", { timeout: 15_000 });
+  });
+
+  await test.step("20 real flows to the new VIP: the console's explain names the proxy that answered each", async () => {
+    const flows = await driver!.open(20, { host: vip, port: topology.ports.stream, intervalMs: 200 });
+    expect(summarizeConnections(flows).byState).toEqual({ open: 20 });
+    const pool = (await (await page.request.get(`/api/v1/pools/${poolId}`)).json()) as {
+      currentVersion: { id: string };
+    };
+    const client = topology.client.address.split("/")[0]!;
+    const proxyOfHost = new Map(hosts.map((h) => [h.hostname, h.name]));
+    const answered = new Set<string>();
+    for (const c of flows) {
+      const res = await page.request.get(`/api/v1/tables/${pool.currentVersion.id}/explain`, {
+        params: { srcAddr: client, srcPort: c.localPort!, dstAddr: vip, dstPort: topology.ports.stream },
+      });
+      expect(res.status(), await res.text()).toBe(200);
+      const e = (await res.json()) as { primary: { hostname: string }; hashFields: string[] };
+      expect(e.hashFields).toEqual(["src_addr", "src_port"]);
+      expect(proxyOfHost.get(e.primary.hostname), JSON.stringify({ flow: c, explain: e })).toBe(c.proxy);
+      answered.add(c.proxy!);
+    }
+    // Hashed on the port too: one client's 20 flows are spread, not all on one proxy.
+    expect(answered.size).toBeGreaterThan(1);
+    const closed = await driver!.close({ ids: flows.map((c) => c.id) });
+    expect(summarizeConnections(closed).errors).toEqual({});
+  });
 });
