@@ -5,7 +5,6 @@
 
 LAB_TOKEN_FILE="$TIDE_DIR/lab-token"
 LAB_LOG="$TIDE_DIR/lab-up.log"
-LAB_DIRECTOR_BIN="$TIDE_ROOT/dataplane/build/tide-director"
 LAB_AGENT_BUNDLE="$TIDE_ROOT/apps/agent/dist/tide-agent.js"
 # A namespace made and removed at once, to learn whether this host can make any (containers often cannot).
 LAB_PROBE_NETNS="tide-up-probe-$$"
@@ -34,16 +33,16 @@ lab_check() {
   return 0
 }
 
-# Builds what the lab needs and is missing: the data plane (DPDK is installed by the install step)
-# and the agent bundle. Prints why on failure and returns 1.
+# Builds what the lab needs: the data plane (DPDK is installed by the install step) and, if missing,
+# the agent bundle (the build step makes it). Prints why on failure and returns 1.
 lab_build() {
-  if [[ ! -x $LAB_DIRECTOR_BIN ]]; then
-    note "no $LAB_DIRECTOR_BIN: make -C dataplane" >&2
-    if ! make -C dataplane --no-print-directory >"$TIDE_DIR/dataplane-build.log" 2>&1; then
-      tail -n 20 "$TIDE_DIR/dataplane-build.log" >&2
-      echo "make -C dataplane failed (log: $TIDE_DIR/dataplane-build.log)"
-      return 1
-    fi
+  # Always through make (incremental: seconds when nothing changed): a build from an older checkout
+  # would refuse the console's tables (e.g. GLBD v3) and leave the directors out of sync.
+  note "make -C dataplane" >&2
+  if ! make -C dataplane --no-print-directory >"$TIDE_DIR/dataplane-build.log" 2>&1; then
+    tail -n 20 "$TIDE_DIR/dataplane-build.log" >&2
+    echo "make -C dataplane failed (log: $TIDE_DIR/dataplane-build.log)"
+    return 1
   fi
   if [[ ! -s $LAB_AGENT_BUNDLE ]]; then
     note "no agent bundle: npm run build -w @tide/agent" >&2
