@@ -34,6 +34,16 @@ export interface ConsoleLinkOptions {
   onDelivered?: (batch: { sampledAt: string[]; replayed: boolean; accepted: number }) => void;
 }
 
+/** Per-call options of ConsoleLink.call / fetchRaw. */
+export interface CallOptions {
+  /** Time limit of the call, ms (default REQUEST_TIMEOUT_MS). */
+  timeoutMs?: number;
+  /** Aborts the call (the agent stopping). */
+  signal?: AbortSignal;
+  /** Ask for the connection to be closed after the answer (no keep-alive). */
+  closeConnection?: boolean;
+}
+
 /** A non-2xx answer from the console. */
 export class ConsoleHttpError extends Error {
   constructor(
@@ -156,8 +166,13 @@ export class ConsoleLink {
               "GET",
               `/api/v1/agent/desired?after=${asked}&waitMs=${DESIRED_WAIT_MS}`,
               undefined,
-              DESIRED_WAIT_MS + REQUEST_TIMEOUT_MS,
-              this.watchAbort.signal,
+              {
+                timeoutMs: DESIRED_WAIT_MS + REQUEST_TIMEOUT_MS,
+                signal: this.watchAbort.signal,
+                // Its own connection, closed after the answer: a kept-alive one that was busy when the
+                // console began to stop would hold the console's shutdown up for its idle timeout.
+                closeConnection: true,
+              },
             ),
           );
           failures = 0;
@@ -204,10 +219,9 @@ export class ConsoleLink {
     method: "GET" | "POST",
     path: string,
     body?: unknown,
-    timeoutMs = REQUEST_TIMEOUT_MS,
-    signal?: AbortSignal,
+    options: CallOptions = {},
   ): Promise<unknown> {
-    const res = await this.fetchRaw(method, path, body, timeoutMs, signal);
+    const res = await this.fetchRaw(method, path, body, options);
     return (await res.json()) as unknown;
   }
 
@@ -215,15 +229,16 @@ export class ConsoleLink {
     method: "GET" | "POST",
     path: string,
     body?: unknown,
-    timeoutMs = REQUEST_TIMEOUT_MS,
-    signal?: AbortSignal,
+    options: CallOptions = {},
   ): Promise<Response> {
+    const { timeoutMs = REQUEST_TIMEOUT_MS, signal, closeConnection = false } = options;
     const url = new URL(path, this.o.consoleUrl);
     const res = await fetch(url, {
       method,
       headers: {
         authorization: `Bearer ${this.o.token}`,
         ...(body !== undefined ? { "content-type": "application/json" } : {}),
+        ...(closeConnection ? { connection: "close" } : {}),
       },
       body: body !== undefined ? JSON.stringify(body) : undefined,
       signal: signal

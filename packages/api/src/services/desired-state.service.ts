@@ -69,6 +69,27 @@ export async function desiredStateFor(db: Db, hostId: string): Promise<DesiredSt
 /** Longest an agent may wait on /agent/desired for a change, ms (under common proxy idle timeouts). */
 export const DESIRED_WAIT_MAX_MS = 25_000;
 
+/** Long polls in flight: each function answers its agent now with what it has. */
+const waiting = new Set<() => void>();
+let shutdownHooked = false;
+/** Set once the process is stopping: later long polls answer at once instead of waiting. */
+let stopping = false;
+
+/**
+ * A stopping console answers every long poll at once: `next start` closes its server on SIGTERM /
+ * SIGINT and waits for requests in flight, so a waiting agent would hold a restart up for the whole
+ * wait. Hooked only beside the server's own handler (a listener of ours alone would keep the signal
+ * from ending the process).
+ */
+function answerWaitersOnShutdown(): void {
+  if (shutdownHooked) return;
+  shutdownHooked = true;
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    if (process.listenerCount(signal) > 0)
+      process.on(signal, () => [...waiting].forEach((answer) => answer()));
+  }
+}
+
 /**
  * Long poll: the host's desired state as soon as its revision differs from `after`, or the current
  * one after `waitMs`. Woken by the database's notifications on every change a desired state is made
@@ -82,8 +103,10 @@ export async function waitForDesired(
   waitMs: number,
   listen: (onChange: () => void) => Promise<() => void>,
 ): Promise<DesiredState> {
+  answerWaitersOnShutdown();
   const first = await desiredStateFor(db, hostId);
-  if (first.revision !== after || waitMs <= 0) return first;
+  // A poll that reuses a kept-alive connection after shutdown began must not hold the stop up either.
+  if (first.revision !== after || waitMs <= 0 || stopping) return first;
   return new Promise<DesiredState>((resolve) => {
     let latest = first;
     let done = false;
@@ -94,9 +117,12 @@ export async function waitForDesired(
       if (done) return;
       done = true;
       clearTimeout(timer);
+      waiting.delete(answerNow);
       unsubscribe?.();
       resolve(d);
     };
+    const answerNow = () => finish(latest);
+    waiting.add(answerNow);
     const reread = async () => {
       if (reading) {
         again = true;
