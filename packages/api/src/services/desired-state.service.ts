@@ -86,7 +86,10 @@ function answerWaitersOnShutdown(): void {
   shutdownHooked = true;
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     if (process.listenerCount(signal) > 0)
-      process.on(signal, () => [...waiting].forEach((answer) => answer()));
+      process.on(signal, () => {
+        stopping = true;
+        [...waiting].forEach((answer) => answer());
+      });
   }
 }
 
