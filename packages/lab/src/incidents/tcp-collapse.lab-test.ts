@@ -23,12 +23,18 @@ describe("incident 6: tcp_collapse with a large tcp_rmem", () => {
   it("prunes and collapses the receive queue", async () => {
     expect(await h.rmem()).toBe("4096 131072 33554432");
     const before = await readNetCounters(h.namespaces.server.name);
-    const sent = await h.trigger({ durationMs: 3_000, writeSize: 1, connections: 4 });
-    const after = await readNetCounters(h.namespaces.server.name);
-    prunesLarge = counterDelta(before, after, "TcpExt", "PruneCalled");
+    const sent = [await h.trigger({ durationMs: 3_000, writeSize: 1, connections: 4 })];
+    let after = await readNetCounters(h.namespaces.server.name);
+    // Whether the kernel collapses (not only prunes) in a given 3 s depends on memory accounting it
+    // does not expose; seen once in a busy run: PruneCalled +70,799, TCPRcvCollapsed +0. One more run.
+    if (counterDelta(before, after, "TcpExt", "TCPRcvCollapsed") <= 100) {
+      sent.push(await h.trigger({ durationMs: 3_000, writeSize: 1, connections: 4 }));
+      after = await readNetCounters(h.namespaces.server.name);
+    }
+    prunesLarge = counterDelta(before, after, "TcpExt", "PruneCalled") / sent.length;
     const collapsed = counterDelta(before, after, "TcpExt", "TCPRcvCollapsed");
     console.log(
-      `[tcp-collapse] rmem 32M: ${JSON.stringify(sent)} PruneCalled +${prunesLarge} TCPRcvCollapsed +${collapsed}`,
+      `[tcp-collapse] rmem 32M: ${JSON.stringify(sent)} PruneCalled +${prunesLarge} per run TCPRcvCollapsed +${collapsed}`,
     );
     expect(prunesLarge).toBeGreaterThan(100);
     expect(collapsed).toBeGreaterThan(100);
