@@ -40,6 +40,39 @@ export const TableDiff = z
     shares: z
       .array(z.object({ address: z.string(), hostname: z.string(), before: Share, after: Share }))
       .describe("Each proxy's share of primary and secondary, before and after"),
+    hashKeyChanged: z
+      .boolean()
+      .describe("The flow hash key differs: flows land on other rows even where no row changed"),
+    hashFields: z
+      .object({ before: z.array(HashField), after: z.array(HashField), changed: z.boolean() })
+      .describe("The fields hashed to pick a row, before and after"),
+    flowsMoved: z
+      .object({
+        sampled: z.int().describe("Synthetic client flows hashed with both tables"),
+        moved: z.int().describe("Of those, flows whose primary proxy differs"),
+        fraction: z.number().min(0).max(1).describe("moved / sampled"),
+      })
+      .nullable()
+      .describe(
+        "When the hash key or fields changed, the estimated flows that change proxy (row counts alone " +
+          "do not show it); null otherwise",
+      ),
+    binds: z
+      .object({ added: z.array(z.string()), removed: z.array(z.string()) })
+      .describe('VIP binds only after (added) or only before (removed), e.g. "tcp 203.0.113.10/32:443"'),
+    statusChanges: z
+      .array(
+        z.object({
+          address: z.string(),
+          hostname: z.string(),
+          before: z.object({ state: ProxyState, healthy: z.boolean() }),
+          after: z.object({ state: ProxyState, healthy: z.boolean() }),
+          primaryRowsChanged: z
+            .int()
+            .describe("Rows where it gains or loses primary: 0 when it moves no row"),
+        }),
+      )
+      .describe("Proxies in both tables whose state or health changed, even when no row moves"),
   })
   .describe("What changes between two forwarding tables");
 export type TableDiff = z.infer<typeof TableDiff>;

@@ -220,6 +220,17 @@ export interface PoolTableDiff {
     before: { primary: number; secondary: number };
     after: { primary: number; secondary: number };
   }[];
+  hashKeyChanged: boolean;
+  hashFields: { before: HashField[]; after: HashField[]; changed: boolean };
+  flowsMoved: { sampled: number; moved: number; fraction: number } | null;
+  binds: { added: string[]; removed: string[] };
+  statusChanges: {
+    address: string;
+    hostname: string;
+    before: { state: ProxyState; healthy: boolean };
+    after: { state: ProxyState; healthy: boolean };
+    primaryRowsChanged: number;
+  }[];
 }
 
 const DIFF_SAMPLE_ROWS = 500;
@@ -257,6 +268,11 @@ export function diffPoolTables(a: PoolTable, b: PoolTable): PoolTableDiff {
       before: s.before ? { primary: s.before.primary, secondary: s.before.secondary } : none,
       after: s.after ? { primary: s.after.primary, secondary: s.after.secondary } : none,
     })),
+    hashKeyChanged: d.hashKeyChanged,
+    hashFields: d.hashFields,
+    flowsMoved: d.flowsMoved,
+    binds: d.binds,
+    statusChanges: d.statusChanges.map((c) => ({ ...c, hostname: hostnames.get(c.address) ?? "" })),
   };
 }
 
