@@ -87,10 +87,37 @@ export const AgentObservationsIn = ObservationBatch.extend({
 }).describe("A batch of samples from one agent");
 export type AgentObservationsIn = z.infer<typeof AgentObservationsIn>;
 
+/**
+ * How far ahead of the console's clock a sample may be dated, ms. An agent's clock a little ahead
+ * (NTP not yet synced, a VM resumed) is tolerated; a sample dated further ahead is refused, since it
+ * would sit at the head of the host's samples and shadow every correct one after it.
+ */
+export const SAMPLE_MAX_FUTURE_MS = 5 * 60_000;
+
+/** Why the console did not store a sample of a batch (AgentObservationsReply.refused). */
+export const SampleRefusal = z
+  .enum(["duplicate", "too_old", "in_future"])
+  .describe(
+    "duplicate: a sample for that instant is already stored; too_old: older than the retention, counted back from the console's clock; in_future: dated more than SAMPLE_MAX_FUTURE_MS ahead of the console's clock",
+  );
+export type SampleRefusal = z.infer<typeof SampleRefusal>;
+
 export const AgentObservationsReply = z
   .strictObject({
-    accepted: z.int().min(0).describe("Samples stored (duplicates by time are ignored, not errors)"),
+    accepted: z.int().min(0).describe("Samples stored"),
     desiredRevision: z.int().min(0).describe("Fetch /agent/desired when this differs from yours"),
+    refused: z
+      .array(
+        z.strictObject({
+          sampledAt: z.string().describe("The refused sample's sampledAt, as sent"),
+          reason: SampleRefusal,
+          detail: z.string().describe("The reason in words, with the console's clock"),
+        }),
+      )
+      .optional()
+      .describe(
+        "Each sample of the batch that was not stored, and why (absent when every sample was stored; consoles before this field never sent it)",
+      ),
   })
   .describe("The console's answer to a batch");
 export type AgentObservationsReply = z.infer<typeof AgentObservationsReply>;

@@ -40,7 +40,11 @@ const rest = (method: string, path: string, opts: { token?: string; body?: unkno
 // Observations built by hand: a proxy host with the root namespace and a named "web" namespace.
 
 const HOST = "lb-fra-03";
-const T0 = Date.parse("2026-11-22T23:00:00.000Z");
+/**
+ * Ten minutes ago, on a whole second: the console refuses samples older than the retention (60 min
+ * by default) or more than 5 min ahead of its clock, so test samples are dated around "now".
+ */
+const T0 = Math.floor(Date.now() / 1000) * 1000 - 10 * 60_000;
 const at = (t: number) => new Date(T0 + t * 1000).toISOString();
 
 function ns(netns: NamespaceObservation["netns"], counters: Record<string, number>): NamespaceObservation {
@@ -286,7 +290,11 @@ describe("ingest and findings", () => {
 
     // The same batch again: duplicates are ignored, nothing changes.
     const dup = await rest("POST", "/agent/observations", { token: s.hostToken, body: batch(0, 60, rising) });
-    expect(dup.body).toEqual({ accepted: 0, desiredRevision: 1 });
+    expect(dup.status).toBe(200);
+    expect(dup.body).toMatchObject({ accepted: 0, desiredRevision: 1 });
+    expect(
+      (dup.body!.refused as { sampledAt: string; reason: string }[]).map((r) => [r.sampledAt, r.reason]),
+    ).toEqual(batch(0, 60, rising).observations.map((o) => [o.sampledAt, "duplicate"]));
     await evaluated();
     expect(await db.observationSample.count()).toBe(60);
     expect(await db.findingEvent.count()).toBe(1);
@@ -386,9 +394,11 @@ describe("ingest and findings", () => {
     const s = await setup();
     const host = (await hostFromToken(db, s.hostToken))!;
     const timings: number[] = [];
+    // The console's clock right after the fifth batch's newest sample: retention counts back from it.
+    const now = new Date(T0 + 300_000);
     for (let b = 0; b < 5; b++) {
       const started = performance.now();
-      await ingestObservations(db, host, batch(b * 60, (b + 1) * 60, rising), { retentionMinutes: 2 });
+      await ingestObservations(db, host, batch(b * 60, (b + 1) * 60, rising), { retentionMinutes: 2, now });
       timings.push(performance.now() - started);
     }
     console.info(
@@ -398,12 +408,56 @@ describe("ingest and findings", () => {
       orderBy: { sampledAt: "asc" },
       select: { sampledAt: true },
     });
-    expect(rows).toHaveLength(121); // t = 179 .. 299: two minutes and the newest sample
-    expect(rows[0]!.sampledAt.toISOString()).toBe(at(179));
-    // A replayed batch older than the horizon is not stored (and not counted as accepted).
-    const old = await ingestObservations(db, host, batch(0, 60, rising), { retentionMinutes: 2 });
+    expect(rows).toHaveLength(120); // t = 180 .. 299: the two minutes before the console's clock
+    expect(rows[0]!.sampledAt.toISOString()).toBe(at(180));
+    // A replayed batch older than the horizon is not stored, and each sample says why.
+    const old = await ingestObservations(db, host, batch(0, 60, rising), { retentionMinutes: 2, now });
     expect(old.accepted).toBe(0);
-    expect(await db.observationSample.count()).toBe(121);
+    expect(old.refused?.map((r) => r.reason)).toEqual(Array<string>(60).fill("too_old"));
+    expect(await db.observationSample.count()).toBe(120);
+  });
+
+  it("refuses a sample dated 2099: it neither deletes the host's samples nor blocks later ones", async () => {
+    const s = await setup();
+    const send = (body: unknown) => rest("POST", "/agent/observations", { token: s.hostToken, body });
+    const current = await send(batch(0, 30, rising));
+    expect(current.body).toEqual({ accepted: 30, desiredRevision: 1 });
+
+    const future = sample(30, rising);
+    future.sampledAt = "2099-01-01T00:00:00.000Z";
+    const refused = await send({
+      observations: [sample(30, rising), future],
+      dataPlane: [],
+      replayed: false,
+    });
+    expect(refused.status).toBe(200);
+    expect(await db.observationSample.count()).toBe(31); // the 30 current ones are still there
+    expect(refused.body).toMatchObject({
+      accepted: 1,
+      refused: [{ sampledAt: "2099-01-01T00:00:00.000Z", reason: "in_future" }],
+    });
+
+    const later = await send(batch(31, 60, rising));
+    expect(later.body).toEqual({ accepted: 29, desiredRevision: 1 });
+    expect(await db.observationSample.count()).toBe(60);
+    const newest = await db.observationSample.findFirst({ orderBy: { sampledAt: "desc" } });
+    expect(newest?.sampledAt.toISOString()).toBe(at(59));
+  });
+
+  it("deletes a future-dated sample stored before the window existed, so it shadows nothing", async () => {
+    const s = await setup();
+    const host = (await hostFromToken(db, s.hostToken))!;
+    await db.observationSample.create({
+      data: {
+        id: "obs_from2099",
+        hostId: host.hostId,
+        sampledAt: new Date("2099-01-01T00:00:00.000Z"),
+        payload: {},
+      },
+    });
+    const r = await ingestObservations(db, host, batch(0, 10, rising), { retentionMinutes: 60 });
+    expect(r).toMatchObject({ accepted: 10, pruned: 1 });
+    expect(await db.observationSample.count()).toBe(10);
   });
 
   it("publishes the agent, host and finding endpoints in OpenAPI", () => {

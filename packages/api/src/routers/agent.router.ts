@@ -35,7 +35,7 @@ export const agentRouter = router({
         path: "/agent/observations",
         tags: ["agent"],
         summary:
-          "Send a batch of observations (duplicates by time are ignored); findings are re-evaluated in the background",
+          "Send a batch of observations; samples not stored (duplicate, too old, or more than 5 min ahead of the console's clock) are listed in `refused` with the reason; findings are re-evaluated in the background",
       },
     })
     .input(AgentObservationsIn)
@@ -45,7 +45,11 @@ export const agentRouter = router({
         retentionMinutes: ingestEnv().TIDE_OBSERVATION_RETENTION_MINUTES,
       });
       await recordDirectorSync(ctx.db, ctx.host.hostname, input.dataPlane);
-      return { accepted: r.accepted, desiredRevision: r.desiredRevision };
+      return {
+        accepted: r.accepted,
+        desiredRevision: r.desiredRevision,
+        ...(r.refused ? { refused: r.refused } : {}),
+      };
     }),
   desired: agentProcedure
     .meta({

@@ -1,4 +1,11 @@
-import { newId, TideError, type AgentObservationsIn, type AgentObservationsReply } from "@tide/contracts";
+import {
+  newId,
+  SAMPLE_MAX_FUTURE_MS,
+  TideError,
+  type AgentObservationsIn,
+  type AgentObservationsReply,
+  type SampleRefusal,
+} from "@tide/contracts";
 import { storeBatch, type Db, type Prisma } from "@tide/db";
 import type { HostCaller } from "../auth/host-tokens.service";
 import { desiredStateFor } from "./desired-state.service";
@@ -10,7 +17,11 @@ const LIVE_CHANNEL = "tide_observations";
 export interface IngestOptions {
   /** Minutes of samples kept per host (TIDE_OBSERVATION_RETENTION_MINUTES, default 60). */
   retentionMinutes: number;
+  /** The console's clock (tests pin it; default: now). */
+  now?: Date;
 }
+
+type Refused = NonNullable<AgentObservationsReply["refused"]>;
 
 export interface IngestResult extends AgentObservationsReply {
   pruned: number;
@@ -26,13 +37,19 @@ export interface IngestResult extends AgentObservationsReply {
  * transaction". Live pages are told about the new samples right after it (charts); the evaluator
  * notifies again when findings changed.
  *
- * Retention: only the newest `retentionMinutes` of samples per host are kept, measured from the
- * host's newest sample (agent clock, so a skewed or replaying agent never loses its recent window).
+ * Window (console clock, never the agent's): a sample is stored when it is at most the retention
+ * (`retentionMinutes`) old and at most SAMPLE_MAX_FUTURE_MS (5 min) ahead of the console. Every other
+ * sample is refused, each with its reason in the reply (`refused`: in_future, too_old, or duplicate
+ * when that instant is already stored), so `accepted: 0` for a non-empty batch always says why. A
+ * sample dated 2099 is refused: it can neither prune the host's current samples nor shadow later
+ * ones (retention used to count back from the host's newest sample, so one such sample wiped the
+ * host and every later batch was "too old").
+ *
  * Pruning is one range DELETE per batch over the (host_id, sampled_at DESC) index, not per row and
  * not a trigger: at one sample a second and 60-sample batches it removes about 60 rows a minute per
  * host, adds one statement part to an ingest that already writes, and needs no scheduler. A host
- * holds at most retention + one batch of rows. Samples of the batch that are already older than the
- * retention horizon are not stored (they would be pruned at once) and are not counted as accepted.
+ * holds at most retention + SAMPLE_MAX_FUTURE_MS of rows; samples outside the window stored before
+ * this rule are deleted by the same statement.
  */
 export async function ingestObservations(
   db: Db,
@@ -48,26 +65,64 @@ export async function ingestObservations(
     );
   }
   const newest = input.observations[input.observations.length - 1]!;
-  const { accepted, pruned } = await storeBatch(
+  const now = options.now ?? new Date();
+  const retentionMs = options.retentionMinutes * 60_000;
+  const refused: Refused = [];
+  const refuse = (sampledAt: string, reason: SampleRefusal, detail: string) =>
+    refused.push({ sampledAt, reason, detail });
+  const inWindow = input.observations.filter((o) => {
+    const t = Date.parse(o.sampledAt);
+    if (t > now.getTime() + SAMPLE_MAX_FUTURE_MS) {
+      refuse(
+        o.sampledAt,
+        "in_future",
+        `dated more than ${SAMPLE_MAX_FUTURE_MS / 60_000} min after the console's clock (${now.toISOString()}): check the host's clock`,
+      );
+      return false;
+    }
+    if (t < now.getTime() - retentionMs) {
+      refuse(
+        o.sampledAt,
+        "too_old",
+        `older than the retention of ${options.retentionMinutes} min before the console's clock (${now.toISOString()})`,
+      );
+      return false;
+    }
+    return true;
+  });
+  const rows = inWindow.map((o) => ({
+    id: newId("observation"),
+    sampledAt: new Date(o.sampledAt),
+    payload: o as unknown as Prisma.InputJsonValue,
+  }));
+  const { accepted, storedIds, pruned } = await storeBatch(
     db,
     host.hostId,
-    input.observations.map((o) => ({
-      id: newId("observation"),
-      sampledAt: new Date(o.sampledAt),
-      payload: o as unknown as Prisma.InputJsonValue,
-    })),
-    options.retentionMinutes * 60_000,
+    rows,
+    retentionMs,
     {
       dataPlane: input.dataPlane as Prisma.InputJsonValue,
       agentVersion: newest.agentVersion,
       kernelRelease: newest.kernelRelease,
     },
+    { now, maxFutureMs: SAMPLE_MAX_FUTURE_MS },
   );
+  const stored = new Set(storedIds);
+  inWindow.forEach((o, i) => {
+    if (!stored.has(rows[i]!.id))
+      refuse(o.sampledAt, "duplicate", "a sample for this instant is already stored");
+  });
+  refused.sort((a, b) => Date.parse(a.sampledAt) - Date.parse(b.sampledAt));
   // Also for a batch of duplicates: it retries an evaluation that failed, and costs one coalesced run.
   findingEvaluatorFor(db).schedule(host.hostId);
   if (accepted > 0) await notifySamples(db, host.hostId);
   const desired = await desiredStateFor(db, host.hostId);
-  return { accepted, desiredRevision: desired.revision, pruned };
+  return {
+    accepted,
+    desiredRevision: desired.revision,
+    pruned,
+    ...(refused.length > 0 ? { refused } : {}),
+  };
 }
 
 /** Best effort: a failed notify never fails ingest (pages catch up on the next one). */

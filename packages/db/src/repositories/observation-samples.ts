@@ -79,12 +79,28 @@ export interface HostSeen {
 }
 
 /**
+ * The clock ingest stores a batch against (the console's, never the agent's): samples before
+ * `now - retentionMs` or after `now + maxFutureMs` are neither stored nor kept.
+ */
+export interface StoreClock {
+  now: Date;
+  maxFutureMs: number;
+}
+
+/**
  * Store one agent batch in a single statement (one round trip, atomic without an interactive
- * transaction, so ingest never waits for a transaction slot): insert the samples at or after the
- * retention horizon (duplicates by time skipped), delete the host's samples before it, and mark the
- * host seen. The horizon is `retentionMs` before the newer of the host's newest stored sample and
- * the batch's newest sample (agent clock), as ingest.service.ts documents. All parts of the
- * statement see one snapshot, so the DELETE never sees (or removes) the rows the INSERT adds.
+ * transaction, so ingest never waits for a transaction slot): insert the samples inside the window
+ * (duplicates by time skipped), delete the host's samples outside it, and mark the host seen. All
+ * parts of the statement see one snapshot, so the DELETE never sees (or removes) the rows the INSERT
+ * adds.
+ *
+ * With `clock` (ingest.service.ts always passes the console's clock) the window is
+ * [now - retentionMs, now + maxFutureMs]: a sample dated years ahead can neither prune the host's
+ * current samples nor hide them, and one stored before this rule existed is deleted. Without it the
+ * window ends at the batch's newest sample (callers storing fixture samples at fixed dates); the
+ * host's stored samples never move it.
+ *
+ * Returns how many were stored, the ids of those stored, and how many were pruned.
  */
 export async function storeBatch(
   tx: Tx,
@@ -92,27 +108,28 @@ export async function storeBatch(
   samples: readonly SampleInsert[],
   retentionMs: number,
   seen: HostSeen,
-): Promise<{ accepted: number; pruned: number }> {
+  clock?: StoreClock,
+): Promise<{ accepted: number; storedIds: string[]; pruned: number }> {
   const rows = JSON.stringify(
     samples.map((s) => ({ id: s.id, sampled_at: s.sampledAt.toISOString(), payload: s.payload })),
   );
   const batchNewest = samples.reduce((m, s) => Math.max(m, s.sampledAt.getTime()), 0);
-  const [r] = await tx.$queryRaw<{ accepted: number; pruned: number }[]>`
-    WITH horizon AS (
-      SELECT greatest(
-               (SELECT max(sampled_at) FROM observation_samples WHERE host_id = ${hostId}),
-               ${new Date(batchNewest).toISOString()}::timestamptz
-             ) - make_interval(secs => ${retentionMs / 1000}::float8) AS at
-    ), ins AS (
+  const now = clock?.now.getTime() ?? batchNewest;
+  const from = new Date(now - retentionMs).toISOString();
+  // Without a clock nothing stored is "in the future": the upper bound is far enough to never bite.
+  const to = clock ? new Date(now + clock.maxFutureMs).toISOString() : "infinity";
+  const [r] = await tx.$queryRaw<{ stored: string[] | null; pruned: number }[]>`
+    WITH ins AS (
       INSERT INTO observation_samples (id, host_id, sampled_at, payload)
       SELECT x.id, ${hostId}, x.sampled_at, x.payload
-        FROM jsonb_to_recordset(${rows}::jsonb) AS x(id text, sampled_at timestamptz, payload jsonb), horizon
-       WHERE x.sampled_at >= horizon.at
+        FROM jsonb_to_recordset(${rows}::jsonb) AS x(id text, sampled_at timestamptz, payload jsonb)
+       WHERE x.sampled_at >= ${from}::timestamptz AND x.sampled_at <= ${to}::timestamptz
       ON CONFLICT DO NOTHING
-      RETURNING 1
+      RETURNING id
     ), del AS (
       DELETE FROM observation_samples
-       WHERE host_id = ${hostId} AND sampled_at < (SELECT at FROM horizon)
+       WHERE host_id = ${hostId}
+         AND (sampled_at < ${from}::timestamptz OR sampled_at > ${to}::timestamptz)
       RETURNING 1
     ), upd AS (
       UPDATE hosts
@@ -123,10 +140,11 @@ export async function storeBatch(
        WHERE id = ${hostId}
       RETURNING 1
     )
-    SELECT (SELECT count(*) FROM ins)::int AS accepted,
+    SELECT (SELECT array_agg(id) FROM ins) AS stored,
            (SELECT count(*) FROM del)::int AS pruned,
            (SELECT count(*) FROM upd)::int AS hosts`;
-  return { accepted: r?.accepted ?? 0, pruned: r?.pruned ?? 0 };
+  const storedIds = r?.stored ?? [];
+  return { accepted: storedIds.length, storedIds, pruned: r?.pruned ?? 0 };
 }
 
 /**
