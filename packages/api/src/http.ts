@@ -15,13 +15,44 @@ function errorResponse(status: number, code: string, message: string): Response 
 }
 
 export function tideErrorResponse(e: unknown): Response {
-  if (isTideError(e)) return errorResponse(errorCodes[e.code], e.code, e.message);
+  if (isTideError(e)) {
+    const res = errorResponse(errorCodes[e.code], e.code, e.message);
+    const retryAfterS = e.details?.["retryAfterS"];
+    // rate_limited (sign-in backoff, busy hashing) and busy say when to retry in details.retryAfterS.
+    if (typeof retryAfterS === "number" && Number.isFinite(retryAfterS)) {
+      res.headers.set("retry-after", String(Math.max(1, Math.ceil(retryAfterS))));
+    }
+    return res;
+  }
   console.error(e);
   return errorResponse(500, "internal", "Internal error; see the console's log.");
 }
 
-export async function handleSignIn(input: { email: string; password: string }, db: Db = getDb()) {
-  return signIn(db, { ...input, sessionHours: apiEnv().TIDE_SESSION_HOURS });
+/**
+ * The client's address for sign-in throttling: the last X-Forwarded-For entry (Next sets it from
+ * the socket when absent; a reverse proxy that appends puts the address it saw last), else null.
+ * A client talking to Next directly can forge it, so the per-account throttle never depends on it.
+ */
+function clientAddress(headers: Headers): string | null {
+  const hops = (headers.get("x-forwarded-for") ?? "")
+    .split(",")
+    .map((h) => h.trim())
+    .filter(Boolean);
+  const last = hops.at(-1) ?? headers.get("x-real-ip")?.trim();
+  return last ? last.slice(0, 64) : null;
+}
+
+/** Sign in; `headers` (the request's) give the source address for throttling. */
+export async function handleSignIn(
+  input: { email: string; password: string },
+  headers: Headers = new Headers(),
+  db: Db = getDb(),
+) {
+  return signIn(db, {
+    ...input,
+    source: clientAddress(headers),
+    sessionHours: apiEnv().TIDE_SESSION_HOURS,
+  });
 }
 
 export async function handleSignOut(cookieValue: string, db: Db = getDb()) {

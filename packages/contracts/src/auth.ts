@@ -29,6 +29,14 @@ export const ApiTokenSummary = z
   .describe("An API token, without its secret");
 export type ApiTokenSummary = z.infer<typeof ApiTokenSummary>;
 
+/**
+ * The one form of an email address Tide stores, looks up and signs in with: trimmed, lower case.
+ * Every path that creates, finds or signs in a user goes through this (seed, users, sessions).
+ */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
 export const Me = z.object({
   id: z.string(),
   email: z.string(),

@@ -1,25 +1,41 @@
-import { newId, roleScopes, TideError } from "@tide/contracts";
+import { newId, normalizeEmail, roleScopes, TideError } from "@tide/contracts";
 import type { Db } from "@tide/db";
 import { recordAudit } from "../services/audit.service";
 import type { Actor } from "./actor";
-import { digestSecret, randomSecret, verifyPassword } from "./secrets";
+import { digestSecret, randomSecret, SIGN_IN_QUEUE_LIMIT, verifyPassword } from "./secrets";
+import { assertSignInAllowed, recordSignInFailure } from "./sign-in-throttle";
 
 export const SESSION_COOKIE = "tide_session";
 
 /** A fixed hash to verify against when the user does not exist, so timing does not reveal emails. */
 const DUMMY_HASH = "scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
 
+/**
+ * Sign in with email and password. Refused with 429 (retryAfterS) while the account or the source
+ * address is backing off after failures (sign-in-throttle.ts), or when too many password checks
+ * are already queued; each wrong password is audited with the attempted email as the actor.
+ * `source` is the client's address as the console sees it (null when unknown).
+ */
 export async function signIn(
   db: Db,
-  input: { email: string; password: string; sessionHours: number },
+  input: { email: string; password: string; sessionHours: number; source?: string | null | undefined },
 ): Promise<{ cookieValue: string; expiresAt: Date; user: { id: string; email: string; role: string } }> {
-  const email = input.email.trim().toLowerCase();
+  const email = normalizeEmail(input.email);
+  if ([...email].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f)) {
+    throw new TideError("bad_request", "An email address has no control characters.");
+  }
+  const source = input.source ?? null;
+  await assertSignInAllowed(db, email, source);
   const user = await db.user.findUnique({
     where: { email },
     select: { id: true, email: true, name: true, role: true, passwordHash: true, disabledAt: true },
   });
-  const ok = await verifyPassword(input.password, user?.passwordHash ?? DUMMY_HASH);
+  const ok = await verifyPassword(input.password, user?.passwordHash ?? DUMMY_HASH, {
+    queueLimit: SIGN_IN_QUEUE_LIMIT,
+  });
   if (!user || !ok || user.disabledAt) {
+    const reason = !user ? "unknown_email" : !ok ? "wrong_password" : "disabled";
+    await recordSignInFailure(db, { email, source, reason });
     throw new TideError("unauthorized", "Email or password is incorrect.");
   }
   const cookieValue = randomSecret();

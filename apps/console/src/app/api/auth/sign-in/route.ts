@@ -32,7 +32,7 @@ export async function POST(req: Request): Promise<Response> {
     );
   }
   try {
-    const session = await handleSignIn(input.data);
+    const session = await handleSignIn(input.data, req.headers);
     const res = isForm
       ? seeOther(next)
       : NextResponse.json({ user: session.user }, { headers: { "cache-control": "no-store" } });
