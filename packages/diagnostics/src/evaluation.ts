@@ -127,9 +127,14 @@ function windowOf(ctx: RuleContext, seconds: number): Evidence["window"] {
   return r === null ? null : { from: r.from, to: r.to, seconds: round(seconds) };
 }
 
+/**
+ * `v` rounded to `digits` decimals. A value too large to scale (above about 1e305) has no decimals
+ * to round and is returned as it is, never as Infinity (JSON would store that as null).
+ */
 export function round(v: number, digits = 3): number {
   const f = 10 ** digits;
-  return Math.round(v * f) / f;
+  const scaled = Math.round(v * f);
+  return Number.isFinite(scaled) ? scaled / f : v;
 }
 
 /** Evidence for a counter rate compared with thresholds (null thresholds: context only). */

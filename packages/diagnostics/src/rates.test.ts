@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { CONTAINER, WEB, namespace, probesOn, sample, series } from "./__fixtures__/observations";
-import { perSecond, rates, rollingWindows, windowRates } from "./rates";
+import { CONTAINER, WEB, cpus, namespace, probesOn, sample, series } from "./__fixtures__/observations";
+import { diagnose } from "./diagnose";
+import { round } from "./evaluation";
+import { COUNTER_MAX, counterDelta, perSecond, rates, rollingWindows, windowRates } from "./rates";
 
 describe("rates", () => {
   it("turns absolute counters into per-second rates", () => {
@@ -92,5 +94,42 @@ describe("rollingWindows", () => {
     expect(windows[0]!.samples[0]!.sampledAt).toBe(a[29]!.sampledAt);
     expect(windows[0]!.rates!.seconds).toBe(60);
     expect(windows[1]!.samples).toHaveLength(5);
+  });
+});
+
+describe("rates are finite by construction (issue 11 item 8)", () => {
+  it("leaves out an interval with a reading above a u64, like a reset", () => {
+    expect(counterDelta(5, COUNTER_MAX, 1)).toEqual({ delta: COUNTER_MAX - 5, seconds: 1 });
+    expect(counterDelta(5, 1.7e308, 1)).toBeNull();
+    expect(counterDelta(1.7e308, 1.7e308, 1)).toBeNull();
+  });
+
+  it("unwraps a u32 counter that went round, and calls a bigger fall a reset", () => {
+    expect(counterDelta(2 ** 32 - 10, 5, 1, true)).toEqual({ delta: 15, seconds: 1 });
+    expect(counterDelta(2 ** 32 - 10, 2 ** 31, 1, true)).toBeNull();
+    expect(counterDelta(2 ** 32 - 10, 5, 1)).toBeNull(); // a u64 counter that went down was reset
+    expect(counterDelta(1, 2 ** 32, 1, true)).toBeNull(); // not a u32 reading
+    const a = sample(0, { cpus: cpus(0, 1, () => ({ softnetProcessed: 2 ** 32 - 100 })) });
+    const b = sample(1, { cpus: cpus(1, 1, () => ({ softnetProcessed: 900 })) });
+    expect(rates(a, b).cpus.get(0)!.softnetProcessed).toEqual({ delta: 1_000, seconds: 1 });
+  });
+
+  it("gives only finite evidence when one reading jumps to 1.7e308", () => {
+    const overflows = (t: number) => (t === 30 ? 1.7e308 : 5_000 + 10 * t);
+    const window = series(60, (t) =>
+      sample(t, { namespaces: [namespace(t, { counters: { TcpExtListenOverflows: overflows(t) } })] }),
+    );
+    const findings = diagnose(window);
+    expect(findings.map((f) => f.kind)).toContain("accept_queue_overflow");
+    for (const f of findings)
+      for (const e of f.evidence) {
+        expect(Number.isFinite(e.value), `${f.kind} ${e.metric}`).toBe(true);
+        if (e.ratePerSecond !== null) expect(Number.isFinite(e.ratePerSecond)).toBe(true);
+      }
+  });
+
+  it("rounds a value too large to scale to itself, not Infinity", () => {
+    expect(round(1.7e308)).toBe(1.7e308);
+    expect(round(2.34567)).toBe(2.346);
   });
 });

@@ -5,7 +5,17 @@ import { RATE_WINDOW_S } from "./thresholds";
  * Rates from absolute counters. A counter that went down was reset (agent, namespace or probe
  * restart; a recreated namespace gets a new inode anyway): that interval says nothing about it and
  * is left out rather than guessed. Namespaces and CPUs present in only one sample have no rate.
+ *
+ * Every rate is finite by construction: a reading above COUNTER_MAX is not a kernel counter (the
+ * contract only says "a whole number"; 1e308 is one) and its intervals are left out like a reset,
+ * so a delta is at most 2^64 and a rate at most 2^64 per millisecond of sample spacing. The u32
+ * counters of /proc/net/softnet_stat and /proc/softirqs wrap at 2^32 and are unwrapped instead.
  */
+
+/** Largest reading a kernel counter can hold: nstat and probe counters are u64. */
+export const COUNTER_MAX = 2 ** 64 - 1;
+/** softnet_stat columns and /proc/softirqs counts are u32: they wrap to 0 after 2^32 - 1. */
+export const U32_COUNTER_RANGE = 2 ** 32;
 
 /** How much a counter grew over some seconds. */
 export interface CounterDelta {
@@ -66,15 +76,33 @@ export function perSecond(d: CounterDelta): number {
   return d.seconds > 0 ? d.delta / d.seconds : 0;
 }
 
-function counterDelta(prev: number | undefined, curr: number | undefined, seconds: number) {
-  if (prev === undefined || curr === undefined || curr < prev) return null;
-  return { delta: curr - prev, seconds };
+/**
+ * Growth of a counter between two readings, or null when the interval says nothing: a reading is
+ * missing or not a counter (above COUNTER_MAX), or the counter went down (reset). A u32 counter
+ * (`u32`) that went down from the upper half of its range to the lower half wrapped: its growth is
+ * what it took to get round, less than half the range (a bigger "wrap" is a reset).
+ */
+export function counterDelta(
+  prev: number | undefined,
+  curr: number | undefined,
+  seconds: number,
+  u32 = false,
+): CounterDelta | null {
+  if (prev === undefined || curr === undefined) return null;
+  const max = u32 ? U32_COUNTER_RANGE - 1 : COUNTER_MAX;
+  if (!(prev >= 0 && prev <= max && curr >= 0 && curr <= max)) return null;
+  if (curr >= prev) return { delta: curr - prev, seconds };
+  const wrapped = U32_COUNTER_RANGE - prev + curr;
+  return u32 && wrapped < U32_COUNTER_RANGE / 2 ? { delta: wrapped, seconds } : null;
 }
 
 function histogramDelta(prev: readonly number[], curr: readonly number[]): number[] | null {
   const out: number[] = [];
   for (let i = 0; i < Math.max(prev.length, curr.length); i++) {
-    const d = (curr[i] ?? 0) - (prev[i] ?? 0);
+    const b = prev[i] ?? 0;
+    const c = curr[i] ?? 0;
+    if (b > COUNTER_MAX || c > COUNTER_MAX) return null;
+    const d = c - b;
     if (d < 0) return null;
     out.push(d);
   }
@@ -137,10 +165,10 @@ export function rates(prev: Observation, curr: Observation): Rates {
     const p = prevCpu.get(c.cpu);
     if (p === undefined) continue;
     out.cpus.set(c.cpu, {
-      softnetProcessed: counterDelta(p.softnetProcessed, c.softnetProcessed, seconds),
-      softnetDropped: counterDelta(p.softnetDropped, c.softnetDropped, seconds),
-      softnetTimeSqueeze: counterDelta(p.softnetTimeSqueeze, c.softnetTimeSqueeze, seconds),
-      netRxSoftirqs: counterDelta(p.netRxSoftirqs, c.netRxSoftirqs, seconds),
+      softnetProcessed: counterDelta(p.softnetProcessed, c.softnetProcessed, seconds, true),
+      softnetDropped: counterDelta(p.softnetDropped, c.softnetDropped, seconds, true),
+      softnetTimeSqueeze: counterDelta(p.softnetTimeSqueeze, c.softnetTimeSqueeze, seconds, true),
+      netRxSoftirqs: counterDelta(p.netRxSoftirqs, c.netRxSoftirqs, seconds, true),
     });
   }
 

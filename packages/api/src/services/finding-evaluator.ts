@@ -1,4 +1,4 @@
-import type { Finding, Observation } from "@tide/contracts";
+import { Finding, type Observation } from "@tide/contracts";
 import {
   evaluationWindow,
   findingSelect,
@@ -91,6 +91,21 @@ export function rowToFinding(r: FindingRow): Finding {
   };
 }
 
+/**
+ * Whether a finding diagnostics made matches the Finding contract, so what is stored can be read
+ * back. Rates are finite by construction (diagnostics' rates.ts); this is the last line: JSON would
+ * store an Infinity as null and every list of findings would carry a row that does not parse. One
+ * that does not match is logged and not written (its previous state, if any, stays).
+ */
+function storable(f: Finding): boolean {
+  const parsed = Finding.safeParse(f);
+  if (!parsed.success)
+    console.error(
+      `finding ${f.id} (${f.kind}) not stored: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
+  return parsed.success;
+}
+
 function findingContent(f: Finding) {
   return {
     kind: f.kind,
@@ -170,6 +185,7 @@ export async function evaluateHost(db: Db, hostId: string): Promise<EvaluationRe
     let opened = 0;
     let written = 0;
     for (const f of result.open) {
+      if (!storable(f)) continue;
       const row = byId.get(f.id);
       if (!row) {
         await tx.finding.create({

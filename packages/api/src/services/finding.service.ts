@@ -1,18 +1,37 @@
-import { TideError } from "@tide/contracts";
+import { Evidence, TideError } from "@tide/contracts";
 import { findingSelect, type Db, type FindingRow, type Prisma } from "@tide/db";
 import { actorRef, type Actor } from "../auth/actor";
-import type { FindingDetail, FindingRecord } from "../schemas/findings.schema";
+import { FindingRecord, type FindingDetail } from "../schemas/findings.schema";
 import { recordAudit } from "./audit.service";
 import { rowToFinding } from "./finding-evaluator";
 import { findHost } from "./host.service";
 
-function toRecord(r: FindingRow): FindingRecord {
-  return {
+/**
+ * A stored finding as the API shows it, checked against FindingRecord: a row written before rates
+ * were finite by construction (an Infinity evidence value, stored by JSON as null) must not fail the
+ * reply of everyone who lists findings. A row that does not parse is repaired by leaving out the
+ * evidence entries that do not parse; one that still does not parse is left out (null). Either is
+ * logged with the row's id and the reasons, which never reach the reply.
+ */
+function toRecord(r: FindingRow): FindingRecord | null {
+  const record = {
     ...rowToFinding(r),
     hostId: r.hostId,
     acknowledgedBy: r.acknowledgedBy,
     acknowledgedAt: r.acknowledgedAt?.toISOString() ?? null,
   };
+  const parsed = FindingRecord.safeParse(record);
+  if (parsed.success) return parsed.data;
+  const evidence = Array.isArray(record.evidence) ? record.evidence : [];
+  const kept = evidence.filter((e) => Evidence.safeParse(e).success);
+  const repaired = FindingRecord.safeParse({ ...record, evidence: kept });
+  console.error(
+    `finding ${r.id}: stored row does not parse (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}); ` +
+      (repaired.success
+        ? `shown without ${evidence.length - kept.length} unreadable evidence entries`
+        : "left out of the reply"),
+  );
+  return repaired.success ? repaired.data : null;
 }
 
 /** Findings, worst and most recent first. */
@@ -38,7 +57,7 @@ export async function listFindings(
     orderBy: [{ severity: "desc" }, { lastSeenAt: "desc" }, { id: "asc" }],
     take: input.limit,
   });
-  return rows.map(toRecord);
+  return rows.map(toRecord).filter((f): f is FindingRecord => f !== null);
 }
 
 export async function getFinding(db: Db, findingId: string): Promise<FindingDetail> {
@@ -47,8 +66,10 @@ export async function getFinding(db: Db, findingId: string): Promise<FindingDeta
     select: { ...findingSelect, events: { orderBy: { id: "asc" } } },
   });
   if (!row) throw new TideError("not_found", `Finding ${findingId} does not exist.`);
+  const record = toRecord(row);
+  if (!record) throw new TideError("internal", `Finding ${findingId} cannot be read; see the console's log.`);
   return {
-    ...toRecord(row),
+    ...record,
     history: row.events.map((e) => ({
       type: e.type,
       at: e.at.toISOString(),
