@@ -46,3 +46,26 @@ export const Me = z.object({
   via: z.enum(["session", "token"]),
 });
 export type Me = z.infer<typeof Me>;
+
+export const ChangePasswordInput = z
+  .object({
+    currentPassword: z.string().min(1).max(1024).describe("The password the user signs in with now"),
+    // Length and the rest of the policy are checked by the API (password-policy.ts), which says why.
+    newPassword: z
+      .string()
+      .min(1)
+      .max(200)
+      .describe("The new password: at least 12 characters, not common or trivial, not your email"),
+  })
+  .describe("Change your own password");
+export type ChangePasswordInput = z.infer<typeof ChangePasswordInput>;
+
+export const ChangePasswordResult = z
+  .object({
+    sessionsEnded: z
+      .number()
+      .int()
+      .describe("Your other sessions that were signed out (the one making this change stays)"),
+  })
+  .describe("The password was changed");
+export type ChangePasswordResult = z.infer<typeof ChangePasswordResult>;

@@ -11,6 +11,8 @@ export interface Actor {
   /** Shown in the audit log and table versions: "ada@example.com" or "token ci-drain (ada@example.com)". */
   label: string;
   scopes: readonly Scope[];
+  /** The session this request came with (signed in through the console); absent for API tokens. */
+  sessionId?: string | null;
 }
 
 /** The audit identity of work nobody asked for through the API (seed, tests, future health checks). */

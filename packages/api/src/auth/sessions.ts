@@ -78,5 +78,6 @@ export async function actorFromSession(db: Db, cookieValue: string): Promise<Act
     tokenId: null,
     label: user.email,
     scopes: roleScopes[user.role],
+    sessionId: session.id,
   };
 }

@@ -1,7 +1,8 @@
-import { MIN_PASSWORD_LENGTH, newId, TideError, type Role, type UserSummary } from "@tide/contracts";
+import { newId, normalizeEmail, TideError, type Role, type UserSummary } from "@tide/contracts";
 import { Prisma, type Db } from "@tide/db";
 import { recordAudit } from "../services/audit.service";
 import { actorRef, type Actor } from "./actor";
+import { passwordProblem } from "./password-policy";
 import { generatePassword, hashPassword } from "./secrets";
 
 type Tx = Prisma.TransactionClient;
@@ -41,7 +42,7 @@ export async function listUsers(db: Db): Promise<UserSummary[]> {
   return rows.map(toSummary);
 }
 
-async function userOrThrow(tx: Tx, userId: string): Promise<UserRow> {
+async function userOrThrow(tx: Tx | Db, userId: string): Promise<UserRow> {
   const u = await tx.user.findUnique({ where: { id: userId }, select: userSelect });
   if (!u) throw new TideError("not_found", `User ${userId} does not exist.`);
   return u;
@@ -71,16 +72,17 @@ async function keepAnAdmin(tx: Tx, user: UserRow, what: string): Promise<void> {
   }
 }
 
-/** The password to store: the caller's (checked) or a generated one (returned once). */
-function choosePassword(password: string | undefined): { password: string; generated: string | null } {
+/** The password to store: the caller's (checked against the policy) or a generated one (returned once). */
+function choosePassword(
+  password: string | undefined,
+  email: string,
+): { password: string; generated: string | null } {
   if (password === undefined) {
     const generated = generatePassword();
     return { password: generated, generated };
   }
-  if (password.length < MIN_PASSWORD_LENGTH) {
-    const message = `A password needs at least ${MIN_PASSWORD_LENGTH} characters.`;
-    throw new TideError("bad_request", message, { fields: { password: message } });
-  }
+  const problem = passwordProblem(password, email);
+  if (problem) throw new TideError("bad_request", problem, { fields: { password: problem } });
   return { password, generated: null };
 }
 
@@ -90,8 +92,8 @@ export async function createUser(
   actor: Actor,
   input: { email: string; name: string; role: Role; password?: string | undefined },
 ): Promise<{ user: UserSummary; password: string | null }> {
-  const email = input.email.trim().toLowerCase();
-  const { password, generated } = choosePassword(input.password);
+  const email = normalizeEmail(input.email);
+  const { password, generated } = choosePassword(input.password, email);
   const passwordHash = await hashPassword(password);
   try {
     const user = await db.$transaction(async (tx) => {
@@ -206,7 +208,8 @@ export async function resetPassword(
   actor: Actor,
   input: { userId: string; password?: string | undefined },
 ): Promise<{ user: UserSummary; password: string | null }> {
-  const { password, generated } = choosePassword(input.password);
+  const target = await userOrThrow(db, input.userId);
+  const { password, generated } = choosePassword(input.password, target.email);
   const passwordHash = await hashPassword(password);
   return db.$transaction(async (tx) => {
     const user = await userOrThrow(tx, input.userId);

@@ -1,5 +1,14 @@
-import { Director, Me, PoolSummary, Proxy, PoolId } from "@tide/contracts";
+import {
+  ChangePasswordInput,
+  ChangePasswordResult,
+  Director,
+  Me,
+  PoolSummary,
+  Proxy,
+  PoolId,
+} from "@tide/contracts";
 import { z } from "zod";
+import { changeOwnPassword } from "../auth/account.service";
 import { fleetOverview, listProxies } from "../services/fleet.service";
 import { publicProcedure, readProcedure, router } from "../trpc";
 import { TRPCError } from "@trpc/server";
@@ -23,6 +32,18 @@ export const authRouter = router({
         via: a.kind === "token" ? "token" : "session",
       };
     }),
+  changePassword: readProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/me/password",
+        tags: ["auth"],
+        summary: "Change your own password (needs the current one); ends your other sessions",
+      },
+    })
+    .input(ChangePasswordInput)
+    .output(ChangePasswordResult)
+    .mutation(({ ctx, input }) => changeOwnPassword(ctx.db, ctx.actor, input)),
 });
 
 export const fleetRouter = router({

@@ -1,22 +1,33 @@
-import { newId, type Role } from "@tide/contracts";
+import { newId, normalizeEmail, type Role } from "@tide/contracts";
 import type { Db } from "@tide/db";
 import { generatePassword, hashPassword } from "../auth/secrets";
 
 /**
  * Create a user if missing. Returns the password only when it was set now (it is stored hashed
- * and can never be read back).
+ * and can never be read back). The email is stored normalised (trimmed, lower case) as sign-in
+ * looks it up; a user an older seed stored with capitals is found and its email normalised.
  */
 export async function ensureUser(
   db: Db,
   input: { email: string; name: string; role: Role; password?: string | undefined },
 ): Promise<{ id: string; created: boolean; password: string | null }> {
-  const existing = await db.user.findUnique({ where: { email: input.email }, select: { id: true } });
-  if (existing) return { id: existing.id, created: false, password: null };
+  const email = normalizeEmail(input.email);
+  const existing = await db.user.findFirst({
+    where: { email: { equals: email, mode: "insensitive" } },
+    select: { id: true, email: true },
+    orderBy: { createdAt: "asc" },
+  });
+  if (existing) {
+    if (existing.email !== email) {
+      await db.user.update({ where: { id: existing.id }, data: { email } });
+    }
+    return { id: existing.id, created: false, password: null };
+  }
   const password = input.password ?? generatePassword();
   const user = await db.user.create({
     data: {
       id: newId("user"),
-      email: input.email,
+      email,
       name: input.name,
       role: input.role,
       passwordHash: await hashPassword(password),
