@@ -168,6 +168,7 @@ export class Agent {
           renderMetrics(this.latest?.observation ?? null, this.latest?.dataPlane ?? [], {
             bufferedSamples: this.link?.buffer.size ?? 0,
             consoleConnected: this.link === null ? null : this.link.connected,
+            samplesDropped: this.link?.samplesDropped,
             sysctlAgesMs: this.observer.sampler.sysctlAges,
             collector: this.observer.sampler.collectorState(),
           }),

@@ -12,6 +12,7 @@ import {
   type Observation,
 } from "@tide/contracts";
 import { backoffMs } from "./backoff";
+import { deliveryFailure, ThrottledLog, type DropReason } from "./delivery";
 import { RingBuffer } from "./ring-buffer";
 
 /** One HTTP call's time limit, in ms. */
@@ -32,6 +33,8 @@ export interface ConsoleLinkOptions {
   onDesired: (desired: DesiredState) => Promise<void>;
   /** Called after each accepted batch (tests, metrics): how many samples, their times, replayed. */
   onDelivered?: (batch: { sampledAt: string[]; replayed: boolean; accepted: number }) => void;
+  /** HTTP client (tests give a fake one); default: the global fetch. */
+  fetch?: typeof fetch;
 }
 
 /** Per-call options of ConsoleLink.call / fetchRaw. */
@@ -77,9 +80,32 @@ export class ConsoleLink {
   private closed = false;
   private watchAbort: AbortController | null = null;
   lastError: string | null = null;
+  /**
+   * Largest batch to send next: halved while the console refuses batches (4xx) until the refused
+   * sample is alone (delivery.ts); back to OBSERVATION_BATCH_MAX once that sample is dropped or the
+   * buffer is empty (not after each delivery: that would search the same samples again).
+   */
+  private batchLimit = OBSERVATION_BATCH_MAX;
+  private readonly drops = new Map<Exclude<DropReason, "buffer_full">, number>();
+  private readonly refusals: ThrottledLog;
 
   constructor(private readonly o: ConsoleLinkOptions) {
     this.buffer = new RingBuffer<Observation>(o.bufferCapacity);
+    this.refusals = new ThrottledLog(o.log);
+  }
+
+  /** Samples that left the buffer without being stored, by reason, since the agent started. */
+  get samplesDropped(): Record<DropReason, number> {
+    return {
+      buffer_full: this.buffer.dropped,
+      refused: this.drops.get("refused") ?? 0,
+      in_future: this.drops.get("in_future") ?? 0,
+      too_old: this.drops.get("too_old") ?? 0,
+    };
+  }
+
+  private countDrop(reason: Exclude<DropReason, "buffer_full">, n = 1): void {
+    this.drops.set(reason, (this.drops.get(reason) ?? 0) + n);
   }
 
   get connected(): boolean {
@@ -105,7 +131,7 @@ export class ConsoleLink {
       this.nextAttemptAt = Date.now() + wait;
       const status = err instanceof ConsoleHttpError ? err.status : null;
       const what =
-        status === 401 || status === 403
+        deliveryFailure(status) === "token"
           ? `console rejected the host token (${this.lastError}): check hostTokenFile and the token's host`
           : `console unreachable (${this.lastError})`;
       this.o.log(`${what}; ${this.buffer.size} samples buffered, retry in ${wait} ms`);
@@ -125,11 +151,22 @@ export class ConsoleLink {
     }
     // Everything but the newest sample is a replay once a delivery has failed.
     while (this.buffer.size > 0) {
-      const batch = this.buffer.peek(OBSERVATION_BATCH_MAX);
+      const batch = this.buffer.peek(this.batchLimit);
       const replayed = this.everFailed && (this.buffer.size > 1 || batch.length > 1);
       const body: AgentObservationsIn = { observations: batch, dataPlane, replayed };
-      const reply = AgentObservationsReply.parse(await this.call("POST", "/api/v1/agent/observations", body));
+      let answer: unknown;
+      try {
+        answer = await this.call("POST", "/api/v1/agent/observations", body);
+      } catch (err) {
+        // Unreachable or a token problem: the caller keeps the samples and backs off.
+        if (!(err instanceof ConsoleHttpError) || deliveryFailure(err.status) !== "refused") throw err;
+        this.refused(batch, err);
+        continue;
+      }
+      const reply = AgentObservationsReply.parse(answer);
       this.buffer.drop(batch.length);
+      if (this.buffer.size === 0) this.batchLimit = OBSERVATION_BATCH_MAX;
+      this.sampleRefusals(reply.refused ?? []);
       this.o.onDelivered?.({ sampledAt: batch.map((o) => o.sampledAt), replayed, accepted: reply.accepted });
       if (this.buffer.size === 0) this.everFailed = false;
       if (reply.desiredRevision !== this.desiredRevision) {
@@ -140,6 +177,37 @@ export class ConsoleLink {
           this.desiredRevision !== null && reply.desiredRevision < this.desiredRevision,
         );
       }
+    }
+  }
+
+  /**
+   * The console refused a batch (4xx, delivery.ts): split it to find the refused sample, or drop
+   * that sample once it is alone, so the samples behind it go on.
+   */
+  private refused(batch: readonly Observation[], err: ConsoleHttpError): void {
+    const why = redact(err.message, this.o.token);
+    if (batch.length > 1) {
+      this.batchLimit = Math.ceil(batch.length / 2);
+      this.refusals.say(
+        "split",
+        `console refused a batch of ${batch.length} samples (${why}); sending smaller batches to find the refused ones`,
+      );
+      return;
+    }
+    this.buffer.drop(1);
+    this.batchLimit = OBSERVATION_BATCH_MAX;
+    this.countDrop("refused");
+    this.refusals.say("dropped", `console refused the sample of ${batch[0]!.sampledAt} (${why}); dropped it`);
+  }
+
+  /** Samples of a delivered batch the console did not store: logged, counted unless duplicates. */
+  private sampleRefusals(refused: NonNullable<AgentObservationsReply["refused"]>): void {
+    for (const r of refused) {
+      if (r.reason !== "duplicate") this.countDrop(r.reason);
+      this.refusals.say(
+        `sample:${r.reason}`,
+        `console did not store the sample of ${r.sampledAt}: ${r.reason} (${r.detail})`,
+      );
     }
   }
 
@@ -233,7 +301,7 @@ export class ConsoleLink {
   ): Promise<Response> {
     const { timeoutMs = REQUEST_TIMEOUT_MS, signal, closeConnection = false } = options;
     const url = new URL(path, this.o.consoleUrl);
-    const res = await fetch(url, {
+    const res = await (this.o.fetch ?? fetch)(url, {
       method,
       headers: {
         authorization: `Bearer ${this.o.token}`,

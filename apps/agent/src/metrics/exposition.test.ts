@@ -27,3 +27,17 @@ describe("/metrics: bcc tools", () => {
     );
   });
 });
+
+describe("/metrics: the console link", () => {
+  it("counts samples dropped without being stored, by reason", () => {
+    const text = renderMetrics(null, [], {
+      bufferedSamples: 3,
+      consoleConnected: true,
+      samplesDropped: { buffer_full: 2, refused: 1, in_future: 0, too_old: 5 },
+    });
+    expect(text).toContain("# TYPE tide_agent_samples_dropped_total counter");
+    expect(text).toContain('tide_agent_samples_dropped_total{reason="buffer_full"} 2');
+    expect(text).toContain('tide_agent_samples_dropped_total{reason="refused"} 1');
+    expect(text).toContain('tide_agent_samples_dropped_total{reason="too_old"} 5');
+  });
+});

@@ -67,6 +67,11 @@ export function renderMetrics(
   agent: {
     bufferedSamples: number;
     consoleConnected: boolean | null;
+    /**
+     * Samples that left the buffer without being stored, by reason (ConsoleLink.samplesDropped):
+     * buffer_full, refused (the console answered 4xx to the sample alone), in_future, too_old.
+     */
+    samplesDropped?: Readonly<Record<string, number>>;
     /** Age of each namespace's sysctls (they are re-read every 10 s, not every tick), by inode, ms. */
     sysctlAgesMs?: ReadonlyMap<number, number>;
     /** How namespaces are sampled (tide-nsdiag, or the ss-per-namespace fallback and why). */
@@ -75,6 +80,15 @@ export function renderMetrics(
 ): string {
   const e = new Exposition();
   e.add("tide_agent_buffered_samples", "gauge", "Samples waiting for the console", {}, agent.bufferedSamples);
+  for (const [reason, n] of Object.entries(agent.samplesDropped ?? {})) {
+    e.add(
+      "tide_agent_samples_dropped_total",
+      "counter",
+      "Samples dropped without being stored, by reason (buffer_full, refused, in_future, too_old)",
+      { reason },
+      n,
+    );
+  }
   const c = agent.collector;
   if (c !== undefined && c.path !== "undecided") {
     e.add(

@@ -1,0 +1,201 @@
+import type { AgentObservationsIn, AgentObservationsReply, DesiredState } from "@tide/contracts";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { sample } from "../../../../packages/diagnostics/src/__fixtures__/observations";
+import { ConsoleLink } from "./console-link";
+import { deliveryFailure, ThrottledLog } from "./delivery";
+
+const DESIRED: DesiredState = {
+  revision: 1,
+  sampleIntervalMs: 1000,
+  batchMaxObservations: 60,
+  pmtuTargets: [],
+  directorTables: [],
+};
+
+/**
+ * A console in a function: hello and desired answer as a console would (the long poll waits until
+ * aborted); each observations POST goes to `observations`, which answers a status and a body.
+ */
+function fakeConsole(observations: (batch: AgentObservationsIn) => { status: number; body: unknown }) {
+  const posts: string[][] = [];
+  const fetch = (async (url: URL | string, init?: RequestInit) => {
+    const path = new URL(String(url)).pathname;
+    const json = (status: number, body: unknown) =>
+      new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+    if (path === "/api/v1/agent/hello") return json(200, { hostId: "lb-fra-03", desired: DESIRED });
+    if (path === "/api/v1/agent/desired") {
+      if (new URL(String(url)).searchParams.has("waitMs")) {
+        await new Promise((_, reject) =>
+          init?.signal?.addEventListener("abort", () => reject(new Error("aborted"))),
+        );
+      }
+      return json(200, DESIRED);
+    }
+    const batch = JSON.parse(String(init?.body)) as AgentObservationsIn;
+    posts.push(batch.observations.map((o) => o.sampledAt));
+    const r = observations(batch);
+    return json(r.status, r.body);
+  }) as typeof globalThis.fetch;
+  return { fetch, posts };
+}
+
+function linkTo(fetch: typeof globalThis.fetch, logs: string[]) {
+  return new ConsoleLink({
+    consoleUrl: "http://console.test",
+    token: "tide_host_secret",
+    bufferCapacity: 1000,
+    hello: () => ({
+      protocolVersion: 1,
+      agentVersion: "0.1.0",
+      hostname: "lb-fra-03",
+      kernelRelease: null,
+      roles: ["proxy"],
+      probes: [],
+      dataPlane: [],
+    }),
+    log: (line) => logs.push(line),
+    onDesired: () => Promise.resolve(),
+    fetch,
+  });
+}
+
+/** Queue samples t = 0 .. n - 1 and deliver (the last one through offer, as the agent does). */
+async function offerAll(link: ConsoleLink, n: number) {
+  for (let t = 0; t < n - 1; t++) link.buffer.push(sample(t));
+  await link.offer(sample(n - 1), []);
+}
+
+const stored = (batch: AgentObservationsIn): AgentObservationsReply => ({
+  accepted: batch.observations.length,
+  desiredRevision: 1,
+});
+
+let link: ConsoleLink | null = null;
+afterEach(() => {
+  link?.close();
+  link = null;
+  vi.useRealTimers();
+});
+
+describe("deliveryFailure", () => {
+  it.each([
+    [null, "unreachable"],
+    [500, "unreachable"],
+    [502, "unreachable"],
+    [503, "unreachable"],
+    [404, "unreachable"],
+    [408, "unreachable"],
+    [429, "unreachable"],
+    [401, "token"],
+    [403, "token"],
+    [400, "refused"],
+    [413, "refused"],
+    [415, "refused"],
+    [422, "refused"],
+  ] as const)("HTTP %s is %s", (status, failure) => {
+    expect(deliveryFailure(status)).toBe(failure);
+  });
+});
+
+describe("ConsoleLink: a refused batch never blocks the samples behind it", () => {
+  it("drops only the sample the console refuses (400), counts and logs it, delivers the rest", async () => {
+    const poison = sample(37).sampledAt;
+    const delivered: string[] = [];
+    const c = fakeConsole((batch) => {
+      if (batch.observations.some((o) => o.sampledAt === poison))
+        return { status: 400, body: { message: "Invalid input", code: "BAD_REQUEST" } };
+      delivered.push(...batch.observations.map((o) => o.sampledAt));
+      return { status: 200, body: stored(batch) };
+    });
+    const logs: string[] = [];
+    link = linkTo(c.fetch, logs);
+    await offerAll(link, 100);
+
+    expect(link.buffer.size).toBe(0);
+    expect(delivered).toEqual(
+      Array.from({ length: 100 }, (_, t) => sample(t).sampledAt).filter((at) => at !== poison),
+    );
+    expect(link.samplesDropped).toEqual({ buffer_full: 0, refused: 1, in_future: 0, too_old: 0 });
+    expect(link.connected).toBe(true);
+    expect(logs.some((l) => l.includes(`refused the sample of ${poison}`) && l.includes("HTTP 400"))).toBe(
+      true,
+    );
+    expect(logs.join("\n")).not.toMatch(/unreachable|tide_host_secret/);
+    // Halving finds one sample among 100 in a few requests, not one request per sample.
+    expect(c.posts.length).toBeLessThan(20);
+  });
+
+  it("keeps every sample and backs off while the console answers 503, then delivers them", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    let up = false;
+    const c = fakeConsole((batch) =>
+      up ? { status: 200, body: stored(batch) } : { status: 503, body: { message: "busy" } },
+    );
+    const logs: string[] = [];
+    link = linkTo(c.fetch, logs);
+    await offerAll(link, 10);
+    expect(link.buffer.size).toBe(10);
+    expect(link.connected).toBe(false);
+    expect(link.samplesDropped.refused).toBe(0);
+    expect(logs.at(-1)).toMatch(/console unreachable .*HTTP 503.*; 10 samples buffered/);
+
+    up = true;
+    vi.setSystemTime(Date.now() + 2_000); // past the first backoff (1 s + 20 % jitter)
+    await link.offer(sample(10), []);
+    expect(link.buffer.size).toBe(0);
+    expect(c.posts.at(-1)).toHaveLength(11);
+  });
+
+  it("keeps every sample on 401 and says the token is the problem", async () => {
+    const c = fakeConsole(() => ({ status: 401, body: { message: "Unauthorized" } }));
+    const logs: string[] = [];
+    link = linkTo(c.fetch, logs);
+    // The hello already fails with 401 in a real console; here only the batch does.
+    await offerAll(link, 5);
+    expect(link.buffer.size).toBe(5);
+    expect(link.samplesDropped.refused).toBe(0);
+    expect(logs.at(-1)).toMatch(/rejected the host token/);
+  });
+
+  it("logs and counts samples a 200 reply lists as refused (rate-limited), duplicates not as drops", async () => {
+    const c = fakeConsole((batch) => ({
+      status: 200,
+      body: {
+        accepted: 0,
+        desiredRevision: 1,
+        refused: batch.observations.map((o, i) => ({
+          sampledAt: o.sampledAt,
+          reason: i === 0 ? "duplicate" : "in_future",
+          detail: "dated more than 5 min after the console's clock",
+        })),
+      },
+    }));
+    const logs: string[] = [];
+    link = linkTo(c.fetch, logs);
+    await offerAll(link, 50);
+    expect(link.buffer.size).toBe(0);
+    expect(link.samplesDropped).toEqual({ buffer_full: 0, refused: 0, in_future: 49, too_old: 0 });
+    expect(logs.filter((l) => l.includes("in_future"))).toHaveLength(1);
+    expect(logs.filter((l) => l.includes("duplicate"))).toHaveLength(1);
+  });
+});
+
+describe("ThrottledLog", () => {
+  it("says a kind of line once per interval, then how many it held back", () => {
+    let now = 0;
+    const lines: string[] = [];
+    const log = new ThrottledLog(
+      (l) => lines.push(l),
+      60_000,
+      () => now,
+    );
+    log.say("a", "first");
+    log.say("a", "second");
+    log.say("b", "other kind");
+    now = 30_000;
+    log.say("a", "third");
+    now = 60_001;
+    log.say("a", "fourth");
+    expect(lines).toEqual(["first", "other kind", "fourth (and 2 more like it since the last such line)"]);
+  });
+});
