@@ -1,6 +1,7 @@
 import { handleSignIn, tideErrorResponse } from "@tide/api";
 import { isTideError } from "@tide/contracts";
 import { NextResponse } from "next/server";
+import { refuseCrossSite } from "~/features/auth/same-origin";
 import { setSessionCookie } from "~/features/auth/session-cookie";
 import { safeNextPath, SignInInput } from "~/features/auth/sign-in-input";
 
@@ -13,9 +14,11 @@ function seeOther(location: string): NextResponse {
 /**
  * POST JSON { email, password } (the sign-in page) -> 200 { user } + session cookie, or 401
  * { code, message }. A plain form post (no JavaScript) gets redirects instead: to `next` on
- * success, back to /sign-in?error=1 on failure.
+ * success, back to /sign-in?error=1 on failure. A post from another site is refused (403).
  */
 export async function POST(req: Request): Promise<Response> {
+  const crossSite = refuseCrossSite(req);
+  if (crossSite) return crossSite;
   const isForm = (req.headers.get("content-type") ?? "").includes("application/x-www-form-urlencoded");
   const body: unknown = isForm
     ? Object.fromEntries(await req.formData().catch(() => new FormData()))
