@@ -20,7 +20,12 @@ function cookieValue(header: string | null, name: string): string | null {
   for (const part of header.split(";")) {
     const eq = part.indexOf("=");
     if (eq < 0) continue;
-    if (part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (part.slice(0, eq).trim() !== name) continue;
+    try {
+      return decodeURIComponent(part.slice(eq + 1).trim());
+    } catch {
+      return null; // broken percent-encoding: no session, not a 500
+    }
   }
   return null;
 }

@@ -1,12 +1,13 @@
-import { type errorCodes, isTideError, type Scope } from "@tide/contracts";
+import { type errorCodes, findUnsafeText, isTideError, type Scope, TideError } from "@tide/contracts";
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { ZodError, z } from "zod";
 import type { Context } from "./context";
+import { busyErrorFrom } from "./db";
 
 /** TideError code -> tRPC code (which trpc-to-openapi turns into the HTTP status). */
-const trpcCodeFor: Record<keyof typeof errorCodes, TRPC_ERROR_CODE_KEY> = {
+export const trpcCodeFor: Record<keyof typeof errorCodes, TRPC_ERROR_CODE_KEY> = {
   bad_request: "BAD_REQUEST",
   unauthorized: "UNAUTHORIZED",
   forbidden: "FORBIDDEN",
@@ -14,9 +15,29 @@ const trpcCodeFor: Record<keyof typeof errorCodes, TRPC_ERROR_CODE_KEY> = {
   conflict: "CONFLICT",
   invalid_transition: "CONFLICT",
   invariant_violation: "CONFLICT",
+  payload_too_large: "PAYLOAD_TOO_LARGE",
+  unsupported_media_type: "UNSUPPORTED_MEDIA_TYPE",
   unprocessable: "UNPROCESSABLE_CONTENT",
   rate_limited: "TOO_MANY_REQUESTS",
   internal: "INTERNAL_SERVER_ERROR",
+  busy: "SERVICE_UNAVAILABLE",
+};
+
+/**
+ * tRPC code -> TideError code for errors tRPC or the REST adapter raise themselves (bad JSON,
+ * missing content type, body too large, batch too big): their own message is plain, keep it.
+ */
+const tideCodeForTrpc: Partial<Record<TRPC_ERROR_CODE_KEY, keyof typeof errorCodes>> = {
+  PARSE_ERROR: "bad_request",
+  BAD_REQUEST: "bad_request",
+  UNAUTHORIZED: "unauthorized",
+  FORBIDDEN: "forbidden",
+  NOT_FOUND: "not_found",
+  METHOD_NOT_SUPPORTED: "bad_request",
+  PAYLOAD_TOO_LARGE: "payload_too_large",
+  UNSUPPORTED_MEDIA_TYPE: "unsupported_media_type",
+  TOO_MANY_REQUESTS: "rate_limited",
+  SERVICE_UNAVAILABLE: "busy",
 };
 
 /** A zod issue path as the console names fields: ["binds", 1, "address"] -> "binds[1].address". */
@@ -53,11 +74,9 @@ const t = initTRPC
       } else if (cause instanceof ZodError) {
         tideCode = "bad_request";
         details = { fields: zodFields(cause) };
-      } else if (error.code === "BAD_REQUEST" || error.code === "PARSE_ERROR") {
-        tideCode = "bad_request";
-      } else if (error.code === "UNAUTHORIZED") tideCode = "unauthorized";
-      else if (error.code === "FORBIDDEN") tideCode = "forbidden";
-      else if (error.code === "NOT_FOUND") tideCode = "not_found";
+      } else {
+        tideCode = tideCodeForTrpc[error.code] ?? "internal";
+      }
       const message =
         cause instanceof ZodError
           ? `Invalid input: ${z.prettifyError(cause)}`
@@ -68,19 +87,40 @@ const t = initTRPC
     },
   });
 
-/** Turn TideErrors thrown by services into tRPC errors with the matching code. */
+/**
+ * Turn TideErrors thrown by services into tRPC errors with the matching code, and a database lock
+ * or statement timeout (SQLSTATE 55P03 / 57014) into 503 busy: the caller should retry, not see 500.
+ */
 const tideErrors = t.middleware(async ({ next }) => {
   const result = await next();
-  if (!result.ok && isTideError(result.error.cause)) {
-    const cause = result.error.cause;
-    throw new TRPCError({ code: trpcCodeFor[cause.code], message: cause.message, cause });
+  if (!result.ok) {
+    const cause = isTideError(result.error.cause) ? result.error.cause : busyErrorFrom(result.error.cause);
+    if (cause) throw new TRPCError({ code: trpcCodeFor[cause.code], message: cause.message, cause });
   }
   return result;
 });
 
+/**
+ * Refuse input PostgreSQL cannot store (NUL, lone surrogates) anywhere in any procedure's input,
+ * before it reaches a service: one check for tRPC, REST bodies, query strings and path parameters.
+ */
+const storableInput = t.middleware(async ({ getRawInput, next }) => {
+  const found = findUnsafeText(await getRawInput());
+  if (found) {
+    const field = fieldPath(found.path) || "input";
+    const message = `Invalid input: ${field} ${found.reason}.`;
+    throw new TRPCError({
+      code: "BAD_REQUEST",
+      message,
+      cause: new TideError("bad_request", message, { fields: { [field]: `Text ${found.reason}.` } }),
+    });
+  }
+  return next();
+});
+
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
-export const publicProcedure = t.procedure.use(tideErrors);
+export const publicProcedure = t.procedure.use(tideErrors).use(storableInput);
 
 const HOST_TOKEN_REFUSED =
   "Host tokens (tide_host_…) can only call the agent endpoints (/api/v1/agent/…); use an API token (tide_…).";

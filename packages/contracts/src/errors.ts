@@ -10,9 +10,13 @@ export const errorCodes = {
   conflict: 409,
   invalid_transition: 409,
   invariant_violation: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
   unprocessable: 422,
   rate_limited: 429,
   internal: 500,
+  /** The database is busy (a lock or statement timed out): retry after the Retry-After header. */
+  busy: 503,
 } as const;
 
 export type ErrorCode = keyof typeof errorCodes;

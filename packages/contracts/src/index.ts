@@ -11,3 +11,4 @@ export * from "./findings";
 export * from "./agent-protocol";
 export * from "./users";
 export * from "./director-sync";
+export * from "./text";

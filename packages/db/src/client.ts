@@ -4,10 +4,44 @@ import { PrismaClient } from "@prisma/client";
 export type Db = PrismaClient;
 
 /**
+ * Bounds on every connection, so a stuck database or a held row lock becomes an error the API
+ * turns into 503 "busy, retry" instead of a request that hangs:
+ * - lockTimeoutMs (lock_timeout, 3 s): pool row locks are held for milliseconds while a table is
+ *   rebuilt, so 3 s of waiting means something else holds the lock; a drain answers busy in ~3 s.
+ * - statementTimeoutMs (statement_timeout, 15 s): the interactive transactions' own bound
+ *   (TRANSACTION_OPTIONS.timeout); no request-path statement should come near it. Work that
+ *   legitimately runs longer (bulk retention deletes) sets its own with `SET LOCAL statement_timeout`.
+ * - idleInTransactionTimeoutMs (60 s): a client that dies mid-transaction frees its locks.
+ * - connectTimeoutMs (5 s) and queryTimeoutMs (statement + 5 s, enforced by the client): a frozen
+ *   server (SIGSTOP, network partition) cannot enforce its own timeouts, so the client gives up.
+ */
+export const DB_TIMEOUTS = {
+  lockTimeoutMs: 3_000,
+  statementTimeoutMs: 15_000,
+  idleInTransactionTimeoutMs: 60_000,
+  connectTimeoutMs: 5_000,
+} as const;
+
+export interface CreateDbOptions {
+  max?: number;
+  lockTimeoutMs?: number;
+  statementTimeoutMs?: number;
+}
+
+/**
  * A Prisma client over node-postgres (driver adapter: no native query engine, works offline).
  * One per process; pass the URL explicitly (apps parse it in their env.ts).
  */
-export function createDb(databaseUrl: string, options: { max?: number } = {}): Db {
-  const adapter = new PrismaPg({ connectionString: databaseUrl, max: options.max ?? 10 });
+export function createDb(databaseUrl: string, options: CreateDbOptions = {}): Db {
+  const statementTimeoutMs = options.statementTimeoutMs ?? DB_TIMEOUTS.statementTimeoutMs;
+  const adapter = new PrismaPg({
+    connectionString: databaseUrl,
+    max: options.max ?? 10,
+    lock_timeout: options.lockTimeoutMs ?? DB_TIMEOUTS.lockTimeoutMs,
+    statement_timeout: statementTimeoutMs,
+    idle_in_transaction_session_timeout: DB_TIMEOUTS.idleInTransactionTimeoutMs,
+    connectionTimeoutMillis: DB_TIMEOUTS.connectTimeoutMs,
+    query_timeout: statementTimeoutMs + 5_000,
+  });
   return new PrismaClient({ adapter });
 }

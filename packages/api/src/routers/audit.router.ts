@@ -1,3 +1,4 @@
+import { safeText } from "@tide/contracts";
 import { AuditEntry, Paged, PoolId } from "@tide/contracts";
 import { z } from "zod";
 import { listAudit } from "../services/audit.service";
@@ -9,9 +10,9 @@ export const auditRouter = router({
     .input(
       z.object({
         poolId: PoolId.optional(),
-        targetId: z.string().optional(),
+        targetId: safeText().max(200).optional(),
         limit: z.coerce.number().int().min(1).max(200).default(50),
-        cursor: z.string().optional(),
+        cursor: safeText().max(200).optional(),
       }),
     )
     .output(Paged(AuditEntry))

@@ -1,3 +1,4 @@
+import { safeText } from "@tide/contracts";
 import {
   ProxyAction,
   ProxyIdInput,
@@ -14,7 +15,7 @@ import { previewTransition, transitionProxy } from "../services/proxy-transition
 import { adminProcedure, operateProcedure, readProcedure, router } from "../trpc";
 import { proxiesListProcedure } from "./fleet.router";
 
-const Reason = z.string().max(500).optional().describe("Why (kept in the audit log and the table version)");
+const Reason = safeText().max(500).optional().describe("Why (kept in the audit log and the table version)");
 
 /** One REST endpoint per action (runbooks say what they do); all share the transition service. */
 function actionProcedure(action: ProxyAction) {
@@ -71,7 +72,7 @@ export const proxiesRouter = router({
         summary: "Record a health change (soft drain when down)",
       },
     })
-    .input(z.object({ proxyId: ProxyId, healthy: z.boolean(), reason: z.string().min(1).max(500) }))
+    .input(z.object({ proxyId: ProxyId, healthy: z.boolean(), reason: safeText().min(1).max(500) }))
     .output(TransitionResult)
     .mutation(({ ctx, input }) => setProxyHealth(ctx.db, ctx.actor, input)),
   create: adminProcedure

@@ -1,3 +1,4 @@
+import { safeText } from "@tide/contracts";
 import { ApiTokenSummary, Scope, TokenId } from "@tide/contracts";
 import { z } from "zod";
 import { createToken, listTokens, revokeToken } from "../auth/tokens.service";
@@ -27,7 +28,7 @@ export const tokensRouter = router({
     })
     .input(
       z.object({
-        name: z.string().trim().min(1).max(80),
+        name: safeText().trim().min(1).max(80),
         scopes: z.array(Scope).min(1),
         expiresInDays: z.number().int().min(1).max(3650).optional(),
       }),

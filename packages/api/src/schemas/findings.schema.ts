@@ -1,3 +1,4 @@
+import { safeText } from "@tide/contracts";
 import {
   Evidence,
   FindingId,
@@ -68,5 +69,5 @@ export const FindingIdInput = z.object({ findingId: FindingId });
 
 export const AcknowledgeInput = z.object({
   findingId: FindingId,
-  note: z.string().trim().max(500).optional().describe("Why, for the history and the audit log"),
+  note: safeText().trim().max(500).optional().describe("Why, for the history and the audit log"),
 });

@@ -1,3 +1,4 @@
+import { safeText } from "@tide/contracts";
 import {
   BccTool,
   FindingSeverity,
@@ -28,7 +29,7 @@ export const HostTokenSummary = z
   .describe("A host token, without its secret");
 export type HostTokenSummary = z.infer<typeof HostTokenSummary>;
 
-export const HostRef = z.string().min(1).max(253).describe("Host id (host_…) or host name (lb-fra-03)");
+export const HostRef = safeText().min(1).max(253).describe("Host id (host_…) or host name (lb-fra-03)");
 
 export const HostHealth = z
   .object({
@@ -93,7 +94,7 @@ export const PmtuTargetsInput = z.object({
     .max(32)
     .refine((a) => new Set(a.map((t) => t.target)).size === a.length, "each target only once")
     .describe("The whole list (replaces the previous one; empty stops the console's checks)"),
-  reason: z.string().max(500).optional().describe("Why (kept in the audit log)"),
+  reason: safeText().max(500).optional().describe("Why (kept in the audit log)"),
 });
 
 export const HostDetail = HostSummary.extend({

@@ -1,6 +1,6 @@
 import { checkDatabase } from "@tide/api";
 
-/** Liveness for load balancers: 200 when PostgreSQL answers, 503 otherwise. */
+/** Liveness for load balancers: 200 when PostgreSQL answers `SELECT 1` within 2 s, 503 otherwise. */
 export const dynamic = "force-dynamic";
 
 export async function GET(): Promise<Response> {
