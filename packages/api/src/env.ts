@@ -43,3 +43,38 @@ export function ingestEnv(): z.infer<typeof ingestSchema> {
   }
   return ingestParsed;
 }
+
+/**
+ * Request body caps in bytes (413 above them), parsed apart from DATABASE_URL like ingestEnv.
+ * TIDE_MAX_BODY_BYTES (default 1 MiB): every REST and tRPC request body except agent ingest; the
+ * largest legitimate one is a pool created with its binds and proxies (a few hundred bytes per proxy).
+ * TIDE_MAX_AGENT_BODY_BYTES (default 16 MiB): POST /api/v1/agent/observations, a batch of samples
+ * from a host with many namespaces; agents must keep their batches below it.
+ */
+const httpSchema = z.object({
+  TIDE_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(16 * 1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
+  TIDE_MAX_AGENT_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(64 * 1024)
+    .max(256 * 1024 * 1024)
+    .default(16 * 1024 * 1024),
+});
+
+let httpParsed: z.infer<typeof httpSchema> | undefined;
+
+export function httpEnv(): z.infer<typeof httpSchema> {
+  if (!httpParsed) {
+    const result = httpSchema.safeParse(process.env);
+    if (!result.success) {
+      throw new Error(`invalid environment for @tide/api http: ${z.prettifyError(result.error)}`);
+    }
+    httpParsed = result.data;
+  }
+  return httpParsed;
+}

@@ -1,0 +1,311 @@
+import { createServer, type Server, type Socket } from "node:net";
+import { createDb, type Db } from "@tide/db";
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { SESSION_COOKIE } from "../auth/sessions";
+import { busyErrorFrom, checkDatabase } from "../db";
+import { callerFor, makePool, makeUser, truncateAll } from "../testing/fixtures";
+import { bodyLimitFor } from "./limits";
+import { handleRestRequest, handleTrpcRequest, TRPC_MAX_BATCH_CALLS } from "./routes";
+
+/** Issue 11 items 3, 5, 9 and the tRPC batch cap, through the handlers the console's routes call. */
+
+let db: Db;
+
+beforeAll(() => {
+  db = createDb(inject("databaseUrl"), { max: 8 });
+});
+afterAll(async () => {
+  await db.$disconnect();
+});
+beforeEach(async () => {
+  await truncateAll(db);
+});
+
+interface Reply {
+  status: number;
+  headers: Headers;
+  body: {
+    message?: string;
+    data?: { tideCode?: string };
+    error?: { message?: string; data?: { tideCode?: string } };
+  };
+}
+
+async function reply(res: Response): Promise<Reply> {
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Reply["body"]) : {} };
+}
+
+function request(
+  method: string,
+  path: string,
+  opts: {
+    token?: string;
+    body?: string | Uint8Array | ReadableStream<Uint8Array> | null;
+    contentType?: string | null;
+    headers?: Record<string, string>;
+  } = {},
+): Request {
+  const headers = new Headers(opts.headers);
+  if (opts.contentType !== null) headers.set("content-type", opts.contentType ?? "application/json");
+  if (opts.token) headers.set("authorization", `Bearer ${opts.token}`);
+  return new Request(`http://localhost${path}`, {
+    method,
+    headers,
+    body: opts.body ?? null,
+    ...(opts.body instanceof ReadableStream ? { duplex: "half" } : {}),
+  } as RequestInit);
+}
+
+const rest = async (method: string, path: string, opts: Parameters<typeof request>[2] = {}, restDb = db) =>
+  reply(await handleRestRequest(request(method, `/api/v1${path}`, opts), { db: restDb }));
+
+async function operateToken(): Promise<string> {
+  const admin = await makeUser(db, "admin");
+  return (await callerFor(db, admin).tokens.create({ name: "ops", scopes: ["read", "operate", "admin"] }))
+    .token;
+}
+
+/** A body stream of `chunks` chunks of `chunkBytes`, counting how many were pulled. */
+function countingStream(
+  chunks: number,
+  chunkBytes: number,
+): { stream: ReadableStream<Uint8Array>; pulled: () => number } {
+  let pulled = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (pulled >= chunks) return controller.close();
+      pulled++;
+      controller.enqueue(new Uint8Array(chunkBytes).fill(0x20));
+    },
+  });
+  return { stream, pulled: () => pulled };
+}
+
+describe("odd input gets 400/415 with a plain message, never 500 (item 9)", () => {
+  it("refuses NUL and lone surrogates in reasons, token names, PMTU reasons and audit filters", async () => {
+    const token = await operateToken();
+    const pool = await makePool(db, "web", 3);
+    const proxy = pool.proxies[0]!;
+    const host = await callerFor(db, await makeUser(db, "admin")).hostTokens.create({ hostname: "lb-odd-1" });
+    const cases: [string, string, string, string][] = [
+      ["POST", `/proxies/${proxy.id}/drain`, JSON.stringify({ reason: "kernel\u0000upgrade" }), "reason"],
+      ["POST", `/proxies/${proxy.id}/drain`, '{"reason":"broken \\ud800 text"}', "reason"],
+      ["POST", "/tokens", JSON.stringify({ name: "a\u0000b", scopes: ["read"] }), "name"],
+      [
+        "PUT",
+        `/hosts/${host.summary.hostname}/pmtu-targets`,
+        '{"targets":[],"reason":"\\udc00 lone"}',
+        "reason",
+      ],
+    ];
+    for (const [method, path, body, field] of cases) {
+      const r = await rest(method, path, { token, body });
+      expect(r.status, `${method} ${path} ${body}`).toBe(400);
+      expect(r.body.data?.tideCode).toBe("bad_request");
+      expect(r.body.message).toContain(field);
+      expect(r.body.message).not.toMatch(/internal/i);
+    }
+    for (const query of ["targetId=%00", "targetId=a%00b", "cursor=%00"]) {
+      const r = await rest("GET", `/audit?${query}`, { token, contentType: null });
+      expect(r.status, query).toBe(400);
+      expect(r.body.data?.tideCode).toBe("bad_request");
+    }
+    // Nothing was drained by any of them.
+    expect(await db.proxy.findUniqueOrThrow({ where: { id: proxy.id } })).toMatchObject({ state: "active" });
+  });
+
+  it("refuses bodies that are not JSON objects and does not act on them", async () => {
+    const token = await operateToken();
+    const pool = await makePool(db, "web", 3);
+    const proxy = pool.proxies[0]!;
+    for (const body of ["null", "[1,2]", '"drain"', "42", "true"]) {
+      const r = await rest("POST", `/proxies/${proxy.id}/drain`, { token, body });
+      expect(r.status, body).toBe(400);
+      expect(r.body.message).toMatch(/must be a JSON object/);
+    }
+    const invalid = await rest("POST", `/proxies/${proxy.id}/drain`, { token, body: "{reason:" });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.message).toMatch(/not valid JSON/);
+    const notUtf8 = await rest("POST", `/proxies/${proxy.id}/drain`, {
+      token,
+      body: new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x7d]),
+    });
+    expect(notUtf8.status).toBe(400);
+    expect(notUtf8.body.message).toMatch(/UTF-8/);
+    expect(await db.proxy.findUniqueOrThrow({ where: { id: proxy.id } })).toMatchObject({ state: "active" });
+  });
+
+  it("says what to send when a POST has no body or no JSON content type", async () => {
+    const token = await operateToken();
+    const pool = await makePool(db, "web", 3);
+    const path = `/proxies/${pool.proxies[0]!.id}/drain`;
+    const none = await rest("POST", path, { token, contentType: null });
+    expect(none.status).toBe(400);
+    expect(none.body.message).toMatch(/no body.*\{\} at least/);
+    const empty = await rest("POST", path, { token, body: "" });
+    expect(empty.status).toBe(400);
+    const untyped = await rest("POST", path, { token, contentType: null, body: "{}" });
+    expect(untyped.status).toBe(415);
+    expect(untyped.body.data?.tideCode).toBe("unsupported_media_type");
+    const text = await rest("POST", path, { token, contentType: "text/plain", body: "{}" });
+    expect(text.status).toBe(415);
+    expect(text.body.message).toMatch(/text\/plain/);
+    // A JSON object with a charset is fine.
+    const ok = await rest("POST", path, {
+      token,
+      contentType: "application/json; charset=utf-8",
+      body: "{}",
+    });
+    expect(ok.status).toBe(200);
+  });
+
+  it("treats a session cookie with broken percent-encoding as no session, not a 500", async () => {
+    const r = await rest("GET", "/pools", {
+      contentType: null,
+      headers: { cookie: `${SESSION_COOKIE}=%E0%A4%A` },
+    });
+    expect(r.status).toBe(401);
+  });
+});
+
+describe("authentication before bodies, and body caps (item 3)", () => {
+  it("answers 401 to an anonymous POST without reading its body", async () => {
+    const big = countingStream(1000, 64 * 1024);
+    const r = await rest("POST", "/pools", { body: big.stream });
+    expect(r.status).toBe(401);
+    expect(big.pulled()).toBeLessThanOrEqual(1);
+    const revoked = await rest("POST", "/agent/observations", { token: "tide_host_nope", body: "{}" });
+    expect(revoked.status).toBe(401);
+    expect(revoked.body.message).toMatch(/host token/);
+
+    const trpc = countingStream(1000, 64 * 1024);
+    const t = await reply(
+      await handleTrpcRequest(request("POST", "/api/trpc/pools.create", { body: trpc.stream }), { db }),
+    );
+    expect(t.status).toBe(401);
+    expect(trpc.pulled()).toBeLessThanOrEqual(1);
+  });
+
+  it("answers 413 past the route's cap: by Content-Length at once, or while streaming", async () => {
+    const token = await operateToken();
+    const limit = bodyLimitFor("/pools");
+    const declared = await rest("POST", "/pools", {
+      token,
+      body: "{}",
+      headers: { "content-length": String(limit + 1) },
+    });
+    expect(declared.status).toBe(413);
+    expect(declared.body.data?.tideCode).toBe("payload_too_large");
+    expect(declared.body.message).toMatch(/1 MiB/);
+
+    const chunkBytes = 64 * 1024;
+    const streamed = countingStream(1000, chunkBytes);
+    const r = await rest("POST", "/pools", { token, body: streamed.stream });
+    expect(r.status).toBe(413);
+    // Stopped reading just past the cap instead of taking all 64 MB.
+    expect(streamed.pulled()).toBeLessThanOrEqual(limit / chunkBytes + 2);
+  });
+
+  it("gives agent ingest its own larger cap", async () => {
+    const admin = await makeUser(db, "admin");
+    const { token } = await callerFor(db, admin).hostTokens.create({ hostname: "lb-big-1" });
+    expect(bodyLimitFor("/agent/observations")).toBeGreaterThan(bodyLimitFor("/pools"));
+    // 2 MiB: over the general cap, under the agent's. It reaches validation (400), not 413.
+    const padding = "x".repeat(2 * 1024 * 1024);
+    const body = JSON.stringify({ padding });
+    const agent = await rest("POST", "/agent/observations", { token, body });
+    expect(agent.status).toBe(400);
+    const adminToken = (await callerFor(db, admin).tokens.create({ name: "a", scopes: ["read", "admin"] }))
+      .token;
+    const general = await rest("POST", "/pools", { token: adminToken, body });
+    expect(general.status).toBe(413);
+  });
+
+  it("caps tRPC batches", async () => {
+    const admin = await makeUser(db, "admin");
+    const token = (await callerFor(db, admin).tokens.create({ name: "a", scopes: ["read"] })).token;
+    const batch = (n: number) =>
+      request("GET", `/api/trpc/${Array.from({ length: n }, () => "auth.me").join(",")}?batch=1`, {
+        token,
+        contentType: null,
+      });
+    const over = await reply(await handleTrpcRequest(batch(TRPC_MAX_BATCH_CALLS + 1), { db }));
+    expect(over.status).toBe(413);
+    expect(over.body.error?.message).toMatch(/at most 50 calls/);
+    const within = await handleTrpcRequest(batch(3), { db });
+    expect(within.status).toBe(200);
+    expect(((await within.json()) as unknown[]).length).toBe(3);
+  });
+});
+
+describe("database timeouts (item 5)", () => {
+  it("answers 503 busy with Retry-After when a pool row is locked, within the lock timeout", async () => {
+    const token = await operateToken();
+    const pool = await makePool(db, "web", 3);
+    const holder = createDb(inject("databaseUrl"), { max: 1 });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const tx = holder.$transaction(
+      async (t) => {
+        await t.$queryRaw`SELECT id FROM pools WHERE id = ${pool.id} FOR UPDATE`;
+        locked();
+        await held;
+      },
+      { timeout: 30_000 },
+    );
+    try {
+      await isLocked;
+      const started = Date.now();
+      const r = await rest("POST", `/proxies/${pool.proxies[0]!.id}/drain`, { token, body: "{}" });
+      const waitedMs = Date.now() - started;
+      expect(r.status).toBe(503);
+      expect(r.body.data?.tideCode).toBe("busy");
+      expect(r.body.message).toMatch(/busy.*retry/i);
+      expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(waitedMs).toBeLessThan(10_000);
+    } finally {
+      release();
+      await tx;
+      await holder.$disconnect();
+    }
+    expect(await db.proxy.findUniqueOrThrow({ where: { id: pool.proxies[0]!.id } })).toMatchObject({
+      state: "active",
+    });
+  });
+
+  it("recognises a statement timeout as busy", async () => {
+    const slow = createDb(inject("databaseUrl"), { max: 1, statementTimeoutMs: 100 });
+    try {
+      const error = await slow.$queryRaw`SELECT pg_sleep(2)`.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(busyErrorFrom(error)?.code).toBe("busy");
+      expect(busyErrorFrom(new Error("syntax error"))).toBeNull();
+    } finally {
+      await slow.$disconnect();
+    }
+  });
+
+  it("health says the database does not answer within its bound", async () => {
+    // A server that accepts connections and never says a word, like a frozen PostgreSQL.
+    const sockets: Socket[] = [];
+    const server: Server = createServer((s) => sockets.push(s));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as { port: number }).port;
+    const frozen = createDb(`postgresql://tide@127.0.0.1:${port}/tide`, { max: 1 });
+    try {
+      const started = Date.now();
+      expect(await checkDatabase(frozen, 300)).toBe(false);
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(await checkDatabase(db)).toBe(true);
+    } finally {
+      for (const s of sockets) s.destroy();
+      server.close();
+      await frozen.$disconnect().catch(() => undefined);
+    }
+  });
+});

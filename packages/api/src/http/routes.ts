@@ -1,0 +1,126 @@
+import type { Db } from "@tide/db";
+import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
+import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { createOpenApiFetchHandler } from "trpc-to-openapi";
+import { createContext, type Context } from "../context";
+import { BUSY_RETRY_AFTER_S } from "../db";
+import { appRouter } from "../routers/_app";
+import { trpcCodeFor } from "../trpc";
+import {
+  bodyLimitFor,
+  forwardedHeaders,
+  readBodyCapped,
+  readJsonObjectBody,
+  refuseAnonymousBody,
+  RequestRefusal,
+  takesBody,
+} from "./limits";
+
+/**
+ * The console's /api/v1 and /api/trpc route handlers (the routes only call these): authenticate,
+ * cap and check the body, then hand over to trpc-to-openapi / tRPC with the context already made.
+ */
+
+export const REST_ENDPOINT = "/api/v1";
+export const TRPC_ENDPOINT = "/api/trpc";
+
+/**
+ * Most calls one tRPC batch may hold. The console's batch link is bounded by URL length (4,000
+ * characters, a few dozen calls); 1,000 calls in one 11 KB URL stalled other requests for 3 s.
+ */
+export const TRPC_MAX_BATCH_CALLS = 50;
+
+type OnError = (info: { path: string | undefined; error: { code: string; cause?: unknown } }) => void;
+
+/** The error body both adapters send (message, code, data.tideCode), for refusals made here. */
+function refusalResponse(refusal: RequestRefusal, shape: "rest" | "trpc"): Response {
+  const trpcCode = trpcCodeFor[refusal.code];
+  const data = { code: trpcCode, httpStatus: refusal.status, tideCode: refusal.code };
+  const body =
+    shape === "rest"
+      ? { message: refusal.message, code: trpcCode, data }
+      : { error: { message: refusal.message, code: TRPC_ERROR_CODES_BY_KEY[trpcCode], data } };
+  return Response.json(body, { status: refusal.status, headers: { "cache-control": "no-store" } });
+}
+
+/** 503 busy answers say when to retry. */
+function withRetryAfter(res: Response): Response {
+  if (res.status !== 503 || res.headers.has("retry-after")) return res;
+  const headers = new Headers(res.headers);
+  headers.set("retry-after", String(BUSY_RETRY_AFTER_S));
+  return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
+}
+
+/** The request again, with the body already read (or none), so adapters never read the original. */
+function rebuilt(req: Request, body: string | null): Request {
+  return new Request(req.url, {
+    method: req.method,
+    headers: forwardedHeaders(req.headers, body !== null),
+    body,
+    signal: req.signal,
+  });
+}
+
+/** REST (OpenAPI) over the same procedures as tRPC: the handler behind /api/v1/…. */
+export async function handleRestRequest(
+  req: Request,
+  opts: { db?: Db; onError?: OnError } = {},
+): Promise<Response> {
+  const ctx: Context = await createContext({ headers: req.headers, db: opts.db });
+  let body: string | null = null;
+  if (takesBody(req.method)) {
+    const anonymous = refuseAnonymousBody(ctx);
+    if (anonymous) return refusalResponse(anonymous, "rest");
+    const path = new URL(req.url).pathname.slice(REST_ENDPOINT.length);
+    const text = await readJsonObjectBody(req, bodyLimitFor(path));
+    if (text instanceof RequestRefusal) return refusalResponse(text, "rest");
+    body = text;
+  }
+  const res = await createOpenApiFetchHandler({
+    endpoint: REST_ENDPOINT,
+    router: appRouter,
+    req: rebuilt(req, body),
+    createContext: () => ctx,
+    onError: opts.onError ? ({ error, path }) => opts.onError?.({ error, path }) : undefined,
+  });
+  return withRetryAfter(res);
+}
+
+/** tRPC (the console's own client): the handler behind /api/trpc/…. */
+export async function handleTrpcRequest(
+  req: Request,
+  opts: { db?: Db; onError?: OnError } = {},
+): Promise<Response> {
+  const url = new URL(req.url);
+  const calls = url.pathname.slice(TRPC_ENDPOINT.length + 1).split(",").length;
+  if (url.searchParams.get("batch") === "1" && calls > TRPC_MAX_BATCH_CALLS) {
+    return refusalResponse(
+      new RequestRefusal(
+        "payload_too_large",
+        `A batch may hold at most ${TRPC_MAX_BATCH_CALLS} calls; this one has ${calls}. Send fewer at once.`,
+      ),
+      "trpc",
+    );
+  }
+  const ctx: Context = await createContext({ headers: req.headers, db: opts.db });
+  let body: string | null = null;
+  if (takesBody(req.method)) {
+    const anonymous = refuseAnonymousBody(ctx);
+    if (anonymous) return refusalResponse(anonymous, "trpc");
+    const text = await readBodyCapped(req, bodyLimitFor(null));
+    if (text instanceof RequestRefusal) return refusalResponse(text, "trpc");
+    body = text;
+  }
+  return fetchRequestHandler({
+    endpoint: TRPC_ENDPOINT,
+    router: appRouter,
+    req: rebuilt(req, body),
+    createContext: () => ctx,
+    maxBatchSize: TRPC_MAX_BATCH_CALLS,
+    responseMeta: ({ errors }) =>
+      errors.some((e) => e.code === "SERVICE_UNAVAILABLE")
+        ? { headers: new Headers({ "retry-after": String(BUSY_RETRY_AFTER_S) }) }
+        : {},
+    onError: opts.onError ? ({ error, path }) => opts.onError?.({ error, path }) : undefined,
+  });
+}
