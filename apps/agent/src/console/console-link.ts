@@ -163,7 +163,9 @@ export class ConsoleLink {
         this.refused(batch, err);
         continue;
       }
-      const reply = AgentObservationsReply.parse(answer);
+      // Loose: a field a newer console adds to the reply must not make the batch look undelivered
+      // (a strict parse failing here would resend the batch forever).
+      const reply = AgentObservationsReply.loose().parse(answer);
       this.buffer.drop(batch.length);
       if (this.buffer.size === 0) this.batchLimit = OBSERVATION_BATCH_MAX;
       this.sampleRefusals(reply.refused ?? []);

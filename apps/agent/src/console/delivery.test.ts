@@ -180,6 +180,18 @@ describe("ConsoleLink: a refused batch never blocks the samples behind it", () =
   });
 });
 
+describe("ConsoleLink: replies of a newer console", () => {
+  it("takes a batch reply with a field it does not know as delivered", async () => {
+    const c = fakeConsole((batch) => ({ status: 200, body: { ...stored(batch), newerField: [1] } }));
+    const logs: string[] = [];
+    link = linkTo(c.fetch, logs);
+    await offerAll(link, 3);
+    expect(link.buffer.size).toBe(0);
+    expect(c.posts).toHaveLength(1);
+    expect(link.lastError).toBeNull();
+  });
+});
+
 describe("ThrottledLog", () => {
   it("says a kind of line once per interval, then how many it held back", () => {
     let now = 0;
