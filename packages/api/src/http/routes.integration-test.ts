@@ -233,6 +233,16 @@ describe("authentication before bodies, and body caps (item 3)", () => {
     const over = await reply(await handleTrpcRequest(batch(TRPC_MAX_BATCH_CALLS + 1), { db }));
     expect(over.status).toBe(413);
     expect(over.body.error?.message).toMatch(/at most 50 calls/);
+    const adminToken = (await callerFor(db, admin).tokens.create({ name: "b", scopes: ["read", "admin"] }))
+      .token;
+    const mutation = await handleTrpcRequest(
+      request("POST", "/api/trpc/tokens.create", {
+        token: adminToken,
+        body: JSON.stringify({ name: "via trpc", scopes: ["read"] }),
+      }),
+      { db },
+    );
+    expect(mutation.status).toBe(200);
     const within = await handleTrpcRequest(batch(3), { db });
     expect(within.status).toBe(200);
     expect(((await within.json()) as unknown[]).length).toBe(3);
