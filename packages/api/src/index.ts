@@ -17,3 +17,4 @@ export {
   type LiveNamespace,
   type LivePoint,
 } from "./live/host-live";
+export { handleRestRequest, handleTrpcRequest } from "./http/routes";

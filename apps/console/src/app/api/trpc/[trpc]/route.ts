@@ -1,14 +1,10 @@
-import { appRouter, createContext } from "@tide/api";
-import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { handleTrpcRequest } from "@tide/api";
 
+/** The console's tRPC endpoint: authenticated before bodies are read, bodies and batches capped. */
 export const dynamic = "force-dynamic";
 
 function handler(req: Request): Promise<Response> {
-  return fetchRequestHandler({
-    endpoint: "/api/trpc",
-    router: appRouter,
-    req,
-    createContext: () => createContext({ headers: req.headers }),
+  return handleTrpcRequest(req, {
     onError: ({ error, path }) => {
       if (error.code === "INTERNAL_SERVER_ERROR")
         console.error(`tRPC ${path ?? "?"} failed:`, error.cause ?? error);
