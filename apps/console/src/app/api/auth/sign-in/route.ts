@@ -3,6 +3,7 @@ import { isTideError } from "@tide/contracts";
 import { NextResponse } from "next/server";
 import { refuseCrossSite } from "~/features/auth/same-origin";
 import { setSessionCookie } from "~/features/auth/session-cookie";
+import { readSignInBody, SIGN_IN_BODY_LIMIT } from "~/features/auth/sign-in-body";
 import { safeNextPath, SignInInput } from "~/features/auth/sign-in-input";
 
 export const dynamic = "force-dynamic";
@@ -19,10 +20,14 @@ function seeOther(location: string): NextResponse {
 export async function POST(req: Request): Promise<Response> {
   const crossSite = refuseCrossSite(req);
   if (crossSite) return crossSite;
-  const isForm = (req.headers.get("content-type") ?? "").includes("application/x-www-form-urlencoded");
-  const body: unknown = isForm
-    ? Object.fromEntries(await req.formData().catch(() => new FormData()))
-    : await req.json().catch(() => null);
+  const read = await readSignInBody(req);
+  if (read === "too_large") {
+    return Response.json(
+      { code: "payload_too_large", message: `A sign-in is at most ${SIGN_IN_BODY_LIMIT} bytes.` },
+      { status: 413 },
+    );
+  }
+  const { isForm, body } = read;
   const input = SignInInput.safeParse(body);
   const next = safeNextPath(
     isForm && body && typeof body === "object" && "next" in body ? String(body.next) : null,
