@@ -71,14 +71,16 @@ const t = initTRPC
       if (isTideError(cause)) {
         tideCode = cause.code;
         details = cause.details;
-      } else if (cause instanceof ZodError) {
+      } else if (cause instanceof ZodError && error.code === "BAD_REQUEST") {
+        // Input validation: the caller's fields. A ZodError of any other code is our output failing
+        // its own contract: an internal error, with the validator's text only in the log.
         tideCode = "bad_request";
         details = { fields: zodFields(cause) };
       } else {
         tideCode = tideCodeForTrpc[error.code] ?? "internal";
       }
       const message =
-        cause instanceof ZodError
+        cause instanceof ZodError && tideCode === "bad_request"
           ? `Invalid input: ${z.prettifyError(cause)}`
           : tideCode === "internal"
             ? "Internal error; see the console's log."
