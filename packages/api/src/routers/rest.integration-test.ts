@@ -105,8 +105,9 @@ describe("REST /api/v1 generated from the tRPC procedures", () => {
   it("downloads a version as the exact GLBD bytes, with its hash", async () => {
     const t = await tokens();
     const pool = await makePool(db, "web", 3);
+    // Operate scope gets the exact bytes with the hash key (read gets it zeroed: table-download test).
     const res = await handleTableDownload({
-      headers: new Headers({ authorization: `Bearer ${t.read}` }),
+      headers: new Headers({ authorization: `Bearer ${t.operate}` }),
       poolId: pool.id,
       version: "1",
       db,
