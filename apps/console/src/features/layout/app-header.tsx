@@ -11,9 +11,13 @@ export function AppHeader({ me }: { me: Me }) {
       </Link>
       <NavLinks />
       <div className={styles.user}>
-        <span data-testid="signed-in-user" title={me.name}>
+        <Link
+          href="/settings/account"
+          data-testid="signed-in-user"
+          title={`${me.name}: your account, password`}
+        >
           {me.email}
-        </span>
+        </Link>
         <span className={styles.role} data-testid="signed-in-role">
           {me.role}
         </span>
