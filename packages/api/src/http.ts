@@ -87,7 +87,7 @@ const NUM_TABLES_OFFSET = 8;
  * key (byte 13,344 of a one-table file) decides which row, so which proxy, a client's flow hashes
  * to: with it a client could pick source ports that steer its traffic onto one proxy.
  */
-export function redactHashKeys(content: Uint8Array): Uint8Array {
+export function redactHashKeys(content: Uint8Array): Uint8Array<ArrayBuffer> {
   const out = Uint8Array.from(content);
   if (out.length < GLBD_HEADER_SIZE) return out;
   const numTables = new DataView(out.buffer, out.byteOffset, out.byteLength).getUint32(
