@@ -112,9 +112,6 @@ export class Agent {
   private intervalMs: number;
   /** On a director host with a console: keeps the director serving the desired tables. */
   private reconciler: DirectorReconciler | null = null;
-  get directorReconciler(): DirectorReconciler | null {
-    return this.reconciler;
-  }
 
   constructor(
     private readonly config: AgentConfig,
