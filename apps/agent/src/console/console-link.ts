@@ -12,6 +12,7 @@ import {
   type Observation,
 } from "@tide/contracts";
 import { backoffMs } from "./backoff";
+import { BATCH_MAX_BYTES, boundedBatch, jsonBytes } from "./batch-size";
 import { deliveryFailure, ThrottledLog, type DropReason } from "./delivery";
 import { RingBuffer } from "./ring-buffer";
 
@@ -151,7 +152,7 @@ export class ConsoleLink {
     }
     // Everything but the newest sample is a replay once a delivery has failed.
     while (this.buffer.size > 0) {
-      const batch = this.buffer.peek(this.batchLimit);
+      const batch = boundedBatch(this.buffer.peek(this.batchLimit), BATCH_MAX_BYTES, jsonBytes);
       const replayed = this.everFailed && (this.buffer.size > 1 || batch.length > 1);
       const body: AgentObservationsIn = { observations: batch, dataPlane, replayed };
       let answer: unknown;

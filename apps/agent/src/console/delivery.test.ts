@@ -1,6 +1,7 @@
 import type { AgentObservationsIn, AgentObservationsReply, DesiredState } from "@tide/contracts";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { sample } from "../../../../packages/diagnostics/src/__fixtures__/observations";
+import { BATCH_MAX_BYTES } from "./batch-size";
 import { ConsoleLink } from "./console-link";
 import { deliveryFailure, ThrottledLog } from "./delivery";
 
@@ -209,5 +210,23 @@ describe("ThrottledLog", () => {
     now = 60_001;
     log.say("a", "fourth");
     expect(lines).toEqual(["first", "other kind", "fourth (and 2 more like it since the last such line)"]);
+  });
+});
+
+describe("ConsoleLink: batches bounded in bytes", () => {
+  it("splits a replay of large samples into bodies under BATCH_MAX_BYTES, oldest first, losing none", async () => {
+    // About 1 MiB per sample (a host with very many namespaces): 12 samples are 3+ bodies, not one.
+    const big = (t: number) => ({ ...sample(t), padding: "x".repeat(1024 * 1024) });
+    const bodies: number[] = [];
+    const c = fakeConsole((b) => {
+      bodies.push(Buffer.byteLength(JSON.stringify(b)));
+      return { status: 200, body: stored(b) };
+    });
+    link = linkTo(c.fetch, []);
+    for (let t = 0; t < 11; t++) link.buffer.push(big(t) as unknown as ReturnType<typeof sample>);
+    await link.offer(big(11) as unknown as ReturnType<typeof sample>, []);
+    expect(c.posts.flat()).toEqual(Array.from({ length: 12 }, (_, t) => sample(t).sampledAt));
+    expect(c.posts.length).toBeGreaterThanOrEqual(3);
+    for (const size of bodies) expect(size).toBeLessThanOrEqual(BATCH_MAX_BYTES + 64 * 1024);
   });
 });
