@@ -9,7 +9,7 @@ import {
   type PoolDetail,
   type TableVersionSummary,
 } from "@tide/contracts";
-import { bindSelect, Prisma, proxySelect, type Db } from "@tide/db";
+import { bindSelect, Prisma, proxySelect, type Db, type TableVersionSummaryRow } from "@tide/db";
 import { canonicalAddress, diffTables, FLOW_SAMPLE_SIZE } from "@tide/forwarding";
 import { actorRef, type Actor } from "../auth/actor";
 import { recordAudit } from "./audit.service";
@@ -262,6 +262,46 @@ export interface PoolChange {
 }
 
 /**
+ * The tail of every table-affecting pool change, inside its transaction under the pool lock: the
+ * new version from the pool's current proxies, and the audit event that names it.
+ */
+async function versionAndAudit(
+  tx: Prisma.TransactionClient,
+  actor: PoolActor,
+  change: {
+    poolId: string;
+    cause: string;
+    reason: string | undefined;
+    action: string;
+    before: Record<string, unknown>;
+    after: Record<string, unknown>;
+  },
+) {
+  const reason = change.reason ?? "";
+  const v = await insertCurrentTableVersion(tx, change.poolId, change.cause, reason, refOf(actor));
+  await recordAudit(tx, {
+    ...refOf(actor),
+    action: change.action,
+    targetType: "pool",
+    targetId: change.poolId,
+    poolId: change.poolId,
+    before: change.before,
+    after: { ...change.after, tableVersion: v?.version ?? null },
+    reason,
+    tableVersionId: v?.id ?? null,
+  });
+  return v;
+}
+
+async function poolChange(
+  db: Db,
+  poolId: string,
+  version: TableVersionSummaryRow | null,
+): Promise<PoolChange> {
+  return { pool: await getPool(db, poolId), tableVersion: version ? toVersionSummary(version) : null };
+}
+
+/**
  * Replace a pool's binds. Rows do not move (they depend on the seed and the proxies only), but
  * the directors must learn the new binds, so a new version is written. Refused when a new bind
  * overlaps a bind of another pool on any director that serves this pool.
@@ -294,21 +334,16 @@ export async function setBinds(
     await tx.bind.createMany({
       data: binds.map((b, i) => ({ id: newId("bind"), poolId: pool.id, ...b, createdAt: new Date(now + i) })),
     });
-    const v = await insertCurrentTableVersion(tx, pool.id, "binds", input.reason ?? "", refOf(actor));
-    await recordAudit(tx, {
-      ...actorRef(actor),
-      action: "pool.binds",
-      targetType: "pool",
-      targetId: pool.id,
+    return versionAndAudit(tx, actor, {
       poolId: pool.id,
+      cause: "binds",
+      reason: input.reason,
+      action: "pool.binds",
       before: { binds: pool.binds.map(bindLabel) },
-      after: { binds: bindsForAudit(binds), tableVersion: v?.version ?? null },
-      reason: input.reason ?? "",
-      tableVersionId: v?.id ?? null,
+      after: { binds: bindsForAudit(binds) },
     });
-    return v;
   }, TRANSACTION_OPTIONS);
-  return { pool: await getPool(db, input.poolId), tableVersion: version ? toVersionSummary(version) : null };
+  return poolChange(db, input.poolId, version);
 }
 
 /**
@@ -335,27 +370,16 @@ export async function setHashFields(
       );
     }
     await tx.pool.update({ where: { id: input.poolId }, data: { hashFields } });
-    const v = await insertCurrentTableVersion(
-      tx,
-      input.poolId,
-      `hash fields: ${before.hashFields.join("+")} -> ${hashFields.join("+")}`,
-      input.reason ?? "",
-      refOf(actor),
-    );
-    await recordAudit(tx, {
-      ...actorRef(actor),
-      action: "pool.hash_fields",
-      targetType: "pool",
-      targetId: input.poolId,
+    return versionAndAudit(tx, actor, {
       poolId: input.poolId,
+      cause: `hash fields: ${before.hashFields.join("+")} -> ${hashFields.join("+")}`,
+      reason: input.reason,
+      action: "pool.hash_fields",
       before: { hashFields: before.hashFields },
-      after: { hashFields, tableVersion: v?.version ?? null },
-      reason: input.reason ?? "",
-      tableVersionId: v?.id ?? null,
+      after: { hashFields },
     });
-    return v;
   }, TRANSACTION_OPTIONS);
-  return { pool: await getPool(db, input.poolId), tableVersion: version ? toVersionSummary(version) : null };
+  return poolChange(db, input.poolId, version);
 }
 
 /**
