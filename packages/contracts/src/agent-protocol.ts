@@ -81,9 +81,28 @@ export const AgentHelloReply = z
   .describe("The console's answer to hello");
 export type AgentHelloReply = z.infer<typeof AgentHelloReply>;
 
+/**
+ * Samples an agent dropped without the console storing them, by reason, counted since its spool was
+ * made (they survive agent restarts; since the agent started when it keeps no spool). Sent with every
+ * batch so the console can say a host's history has holes and why.
+ */
+export const AgentSamplesDropped = z
+  .strictObject({
+    buffer_full: z.int().min(0).describe("The offline buffer's bound (minutes or MiB) was reached"),
+    refused: z.int().min(0).describe("The console refused the sample alone (4xx)"),
+    in_future: z.int().min(0).describe("Refused as dated ahead of the console's clock"),
+    too_old: z.int().min(0).describe("Refused as older than the console's retention"),
+    spool_damaged: z.int().min(0).describe("Could not be read back from the spool after a restart"),
+  })
+  .describe("Samples dropped by the agent, by reason");
+export type AgentSamplesDropped = z.infer<typeof AgentSamplesDropped>;
+
 export const AgentObservationsIn = ObservationBatch.extend({
   dataPlane: z.array(DataPlaneState).describe("Data plane state at the time of the newest sample"),
   replayed: z.boolean().describe("True when these samples were buffered while the console was unreachable"),
+  dropped: AgentSamplesDropped.optional().describe(
+    "The agent's drop totals (agents older than this field omit it)",
+  ),
 }).describe("A batch of samples from one agent");
 export type AgentObservationsIn = z.infer<typeof AgentObservationsIn>;
 

@@ -1,4 +1,4 @@
-import { safeText } from "@tide/contracts";
+import { AgentSamplesDropped, safeText } from "@tide/contracts";
 import {
   BccTool,
   FindingSeverity,
@@ -104,6 +104,9 @@ export const HostDetail = HostSummary.extend({
     .describe("bcc tools in the newest sample: on, or off and why (empty: not reported)"),
   probes: z.array(z.unknown()).describe("ProbeAvailability[] from the latest hello"),
   dataPlane: z.array(z.unknown()).describe("DataPlaneState[] from the latest hello or batch"),
+  samplesDropped: AgentSamplesDropped.nullable().describe(
+    "Samples the agent dropped without the console storing them, by reason (its totals, from its latest batch); null before an agent reported them",
+  ),
   latestSample: z
     .object({
       sampledAt: z.iso.datetime(),

@@ -1,4 +1,5 @@
 import {
+  AgentSamplesDropped,
   netnsKey,
   severityRank,
   TideError,
@@ -49,7 +50,7 @@ function toSummary(h: HostSummaryRow, live: { severity: FindingSeverity }[], now
 export async function findHost(db: Db, ref: string) {
   const host = await db.host.findFirst({
     where: ref.startsWith("host_") ? { OR: [{ id: ref }, { name: ref }] } : { name: ref },
-    select: { ...hostSummarySelect, probes: true, dataPlane: true, pmtuTargets: true },
+    select: { ...hostSummarySelect, probes: true, dataPlane: true, pmtuTargets: true, samplesDropped: true },
   });
   if (!host) throw new TideError("not_found", `Host ${ref} does not exist.`);
   return host;
@@ -81,6 +82,8 @@ export async function getHost(db: Db, ref: string, now = Date.now()): Promise<Ho
     ...toSummary(host, live, now),
     probes: host.probes as unknown[],
     dataPlane: host.dataPlane as unknown[],
+    // A row an older console or a damaged write left behind shows as "not reported", never a 500.
+    samplesDropped: AgentSamplesDropped.safeParse(host.samplesDropped).data ?? null,
     pmtuTargets: host.pmtuTargets as PmtuTargetSpec[],
     bccTools: obs?.bcc?.tools ?? [],
     latestSample:

@@ -104,6 +104,7 @@ export async function ingestObservations(
       dataPlane: input.dataPlane as Prisma.InputJsonValue,
       agentVersion: newest.agentVersion,
       kernelRelease: newest.kernelRelease,
+      ...(input.dropped ? { samplesDropped: input.dropped } : {}),
     },
     { now, maxFutureMs: SAMPLE_MAX_FUTURE_MS },
   );

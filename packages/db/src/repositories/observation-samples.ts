@@ -76,6 +76,8 @@ export interface HostSeen {
   dataPlane: Prisma.InputJsonValue;
   agentVersion: string;
   kernelRelease: string | null;
+  /** The agent's drop totals; absent (older agents) keeps what is stored. */
+  samplesDropped?: Prisma.InputJsonValue;
 }
 
 /**
@@ -136,7 +138,8 @@ export async function storeBatch(
          SET last_seen_at = now() AT TIME ZONE 'UTC',
              data_plane = ${JSON.stringify(seen.dataPlane)}::jsonb,
              agent_version = ${seen.agentVersion},
-             kernel_release = ${seen.kernelRelease}
+             kernel_release = ${seen.kernelRelease},
+             samples_dropped = COALESCE(${seen.samplesDropped === undefined ? null : JSON.stringify(seen.samplesDropped)}::jsonb, samples_dropped)
        WHERE id = ${hostId}
       RETURNING 1
     )

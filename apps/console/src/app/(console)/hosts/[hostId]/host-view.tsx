@@ -5,6 +5,7 @@ import Link from "next/link";
 import { useCallback } from "react";
 import { ErrorNotice } from "~/components/error-notice";
 import { TimeAgo } from "~/components/time-ago";
+import type { RouterOutputs } from "~/trpc/types";
 import { useTRPC } from "~/trpc/react";
 import { FindingCard } from "../../findings/finding-card";
 import findingStyles from "../../findings/findings.module.css";
@@ -63,6 +64,7 @@ export function HostView({ hostId }: { hostId: string }) {
         </span>
         <Link href="/hosts">All hosts</Link>
       </div>
+      <AgentDrops dropped={h.samplesDropped} />
 
       <section className="panel" aria-labelledby="host-findings-heading">
         <header>
@@ -124,5 +126,31 @@ export function HostView({ hostId }: { hostId: string }) {
         </div>
       )}
     </div>
+  );
+}
+
+type HostDetail = RouterOutputs["hosts"]["get"];
+
+const DROP_WORDS: Record<keyof NonNullable<HostDetail["samplesDropped"]>, string> = {
+  buffer_full: "over its offline buffer's bound (console unreachable too long)",
+  refused: "refused by the console",
+  in_future: "dated ahead of the console's clock",
+  too_old: "older than the console's retention",
+  spool_damaged: "unreadable in its spool after a restart",
+};
+
+/** Samples the agent could not deliver: the host's history has holes, and this says why. */
+function AgentDrops({ dropped }: { dropped: HostDetail["samplesDropped"] }) {
+  if (!dropped) return null;
+  const parts = (Object.keys(DROP_WORDS) as (keyof typeof DROP_WORDS)[])
+    .filter((k) => dropped[k] > 0)
+    .map((k) => `${dropped[k].toLocaleString("en-US")} ${DROP_WORDS[k]}`);
+  if (parts.length === 0) return null;
+  const total = Object.values(dropped).reduce((a, b) => a + b, 0);
+  return (
+    <p className={styles.drops} role="note" data-testid="agent-drops">
+      This host&apos;s agent dropped {total.toLocaleString("en-US")} sample{total === 1 ? "" : "s"} the
+      console never stored: {parts.join("; ")}. Its history has gaps there.
+    </p>
   );
 }
