@@ -1,4 +1,4 @@
-import { HOST_TOKEN_PREFIX } from "@tide/contracts";
+import { HOST_TOKEN_PREFIX, TideError } from "@tide/contracts";
 import type { Db } from "@tide/db";
 import type { Actor } from "./auth/actor";
 import { actorFromSession, SESSION_COOKIE } from "./auth/sessions";
@@ -13,6 +13,17 @@ export interface Context {
   host?: HostCaller | null;
   /** A tide_host_… token was sent (valid or not): user procedures refuse it with a clear message. */
   hostTokenPresented?: boolean;
+  /** Aborted when the client goes away (a closed connection): long work checks it before it starts. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Refuse to start work a client no longer waits for: an agent that timed out resends its batch, so
+ * storing the abandoned copy only doubles the console's load when it is already slow.
+ */
+export function throwIfClientGone(ctx: Pick<Context, "signal">, what: string): void {
+  if (ctx.signal?.aborted)
+    throw new TideError("client_closed", `The client went away before ${what}; nothing was done.`);
 }
 
 function cookieValue(header: string | null, name: string): string | null {
@@ -47,11 +58,16 @@ export async function resolveActor(db: Db, headers: Headers): Promise<Actor | nu
   return cookie ? actorFromSession(db, cookie) : null;
 }
 
-export async function createContext(opts: { headers: Headers; db?: Db }): Promise<Context> {
+export async function createContext(opts: {
+  headers: Headers;
+  db?: Db;
+  signal?: AbortSignal;
+}): Promise<Context> {
   const db = opts.db ?? getDb();
+  const signal = opts.signal ? { signal: opts.signal } : {};
   const token = bearer(opts.headers);
   if (token?.startsWith(HOST_TOKEN_PREFIX)) {
-    return { db, actor: null, host: await hostFromToken(db, token), hostTokenPresented: true };
+    return { db, actor: null, host: await hostFromToken(db, token), hostTokenPresented: true, ...signal };
   }
-  return { db, actor: await resolveActor(db, opts.headers), host: null };
+  return { db, actor: await resolveActor(db, opts.headers), host: null, ...signal };
 }

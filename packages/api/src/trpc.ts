@@ -21,6 +21,7 @@ export const trpcCodeFor: Record<keyof typeof errorCodes, TRPC_ERROR_CODE_KEY> =
   rate_limited: "TOO_MANY_REQUESTS",
   internal: "INTERNAL_SERVER_ERROR",
   busy: "SERVICE_UNAVAILABLE",
+  client_closed: "CLIENT_CLOSED_REQUEST",
 };
 
 /**
@@ -38,6 +39,7 @@ const tideCodeForTrpc: Partial<Record<TRPC_ERROR_CODE_KEY, keyof typeof errorCod
   UNSUPPORTED_MEDIA_TYPE: "unsupported_media_type",
   TOO_MANY_REQUESTS: "rate_limited",
   SERVICE_UNAVAILABLE: "busy",
+  CLIENT_CLOSED_REQUEST: "client_closed",
 };
 
 /** A zod issue path as the console names fields: ["binds", 1, "address"] -> "binds[1].address". */

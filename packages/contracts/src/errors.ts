@@ -17,6 +17,11 @@ export const errorCodes = {
   internal: 500,
   /** The database is busy (a lock or statement timed out): retry after the Retry-After header. */
   busy: 503,
+  /**
+   * The client went away before the work began (nginx's 499): nothing was done. Nobody reads the
+   * answer; it keeps abandoned requests (an agent that timed out) from costing the console work.
+   */
+  client_closed: 499,
 } as const;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "v
 import { SESSION_COOKIE } from "../auth/sessions";
 import { busyErrorFrom, checkDatabase } from "../db";
 import { callerFor, makePool, makeUser, truncateAll } from "../testing/fixtures";
+import { sample } from "../../../diagnostics/src/__fixtures__/observations";
 import { bodyLimitFor } from "./limits";
 import { handleRestRequest, handleTrpcRequest, TRPC_MAX_BATCH_CALLS } from "./routes";
 
@@ -44,6 +45,7 @@ function request(
     body?: string | Uint8Array | ReadableStream<Uint8Array> | null;
     contentType?: string | null;
     headers?: Record<string, string>;
+    signal?: AbortSignal;
   } = {},
 ): Request {
   const headers = new Headers(opts.headers);
@@ -53,6 +55,7 @@ function request(
     method,
     headers,
     body: opts.body ?? null,
+    ...(opts.signal ? { signal: opts.signal } : {}),
     ...(opts.body instanceof ReadableStream ? { duplex: "half" } : {}),
   } as RequestInit);
 }
@@ -246,6 +249,57 @@ describe("authentication before bodies, and body caps (item 3)", () => {
     const within = await handleTrpcRequest(batch(3), { db });
     expect(within.status).toBe(200);
     expect(((await within.json()) as unknown[]).length).toBe(3);
+  });
+});
+
+describe("an agent's batch (items 6 and 7)", () => {
+  const HOSTNAME = "lb-gone-1";
+  async function batchBody() {
+    const now = Math.floor(Date.now() / 1000) * 1000;
+    const observations = Array.from({ length: 5 }, (_, i) => ({
+      ...sample(i, { hostId: HOSTNAME }),
+      sampledAt: new Date(now - (5 - i) * 1000).toISOString(),
+    }));
+    const dropped = { buffer_full: 12, refused: 1, in_future: 0, too_old: 3, spool_damaged: 0 };
+    return JSON.stringify({ observations, dataPlane: [], replayed: true, dropped });
+  }
+  const stored = () => db.observationSample.count({ where: { host: { name: HOSTNAME } } });
+
+  it("is not stored when its agent went away before the work began", async () => {
+    const { token } = await callerFor(db, await makeUser(db, "admin")).hostTokens.create({
+      hostname: HOSTNAME,
+    });
+    const bytes = new TextEncoder().encode(await batchBody());
+    // The agent's timeout fires as the last byte arrives: the body is whole, its client is gone.
+    const gone = new AbortController();
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(bytes);
+      },
+      pull(c) {
+        gone.abort();
+        c.close();
+      },
+    });
+    const r = await rest("POST", "/agent/observations", { token, body, signal: gone.signal });
+    expect(r.status).toBe(499);
+    expect(r.body.message).toMatch(/went away before its batch was stored; nothing was done/);
+    expect(await stored()).toBe(0);
+
+    // The same batch from an agent that waits is stored, with the agent's drop totals.
+    const ok = await rest("POST", "/agent/observations", { token, body: bytes });
+    expect(ok.status).toBe(200);
+    expect(await stored()).toBe(5);
+    const host = await db.host.findUniqueOrThrow({ where: { name: HOSTNAME } });
+    expect(host.samplesDropped).toEqual({
+      buffer_full: 12,
+      refused: 1,
+      in_future: 0,
+      too_old: 3,
+      spool_damaged: 0,
+    });
+    const seen = await rest("GET", `/hosts/${HOSTNAME}`, { token: await operateToken(), contentType: null });
+    expect((seen.body as { samplesDropped?: unknown }).samplesDropped).toEqual(host.samplesDropped);
   });
 });
 

@@ -66,7 +66,7 @@ export async function handleRestRequest(
   req: Request,
   opts: { db?: Db; onError?: OnError } = {},
 ): Promise<Response> {
-  const ctx: Context = await createContext({ headers: req.headers, db: opts.db });
+  const ctx: Context = await createContext({ headers: req.headers, db: opts.db, signal: req.signal });
   let body: string | null = null;
   if (takesBody(req.method)) {
     const anonymous = refuseAnonymousBody(ctx);
@@ -102,7 +102,7 @@ export async function handleTrpcRequest(
       "trpc",
     );
   }
-  const ctx: Context = await createContext({ headers: req.headers, db: opts.db });
+  const ctx: Context = await createContext({ headers: req.headers, db: opts.db, signal: req.signal });
   let body: string | null = null;
   if (takesBody(req.method)) {
     const anonymous = refuseAnonymousBody(ctx);

@@ -6,6 +6,7 @@ import {
   DesiredState,
 } from "@tide/contracts";
 import { z } from "zod";
+import { throwIfClientGone } from "../context";
 import { ingestEnv } from "../env";
 import { listenForDesiredChanges } from "../live/host-live";
 import { agentDesired, agentHello } from "../services/agent.service";
@@ -41,6 +42,9 @@ export const agentRouter = router({
     .input(AgentObservationsIn)
     .output(AgentObservationsReply)
     .mutation(async ({ ctx, input }) => {
+      // Parsing and validating a big batch takes a while: an agent that timed out meanwhile sends it
+      // again, so this copy is not stored.
+      throwIfClientGone(ctx, "its batch was stored");
       const r = await ingestObservations(ctx.db, ctx.host, input, {
         retentionMinutes: ingestEnv().TIDE_OBSERVATION_RETENTION_MINUTES,
       });
