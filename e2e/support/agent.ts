@@ -93,6 +93,7 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
         sampleIntervalMs: SAMPLE_INTERVAL_MS,
         metricsListen: "", // no fixed port: other agents may run on this machine
         tableDir: path.join(dir, "tables"),
+        spoolDir: path.join(dir, "spool"),
       },
       null,
       2,

@@ -131,6 +131,8 @@ export class Agent {
         consoleUrl: this.config.consoleUrl,
         token,
         bufferCapacity: capacity,
+        bufferMaxBytes: this.config.bufferMaxMiB * 1024 * 1024,
+        spoolDir: this.config.spoolDir,
         log: this.log,
         hello: () => ({
           protocolVersion: AGENT_PROTOCOL_VERSION,
@@ -145,6 +147,7 @@ export class Agent {
         onDelivered: this.hooks.onDelivered,
       });
       const link = this.link;
+      await link.open();
       if (this.config.directorSocket !== null && this.config.roles.includes("director")) {
         this.reconciler = new DirectorReconciler({
           socket: this.config.directorSocket,
@@ -154,7 +157,10 @@ export class Agent {
         });
         this.reconciler.start();
       }
-      this.log(`console ${this.config.consoleUrl}; buffering up to ${capacity} samples while unreachable`);
+      this.log(
+        `console ${this.config.consoleUrl}; buffering up to ${capacity} samples or ${this.config.bufferMaxMiB} MiB while unreachable` +
+          (this.config.spoolDir ? `, spooled to ${this.config.spoolDir}` : " (memory only)"),
+      );
     } else {
       this.log("no consoleUrl: running local-only");
     }
@@ -202,12 +208,13 @@ export class Agent {
     return Promise.resolve();
   }
 
-  stop(): void {
+  /** Stop sampling and talking to the console; resolves once the spool is written. */
+  async stop(): Promise<void> {
     this.running = false;
     this.reconciler?.stop();
-    this.link?.close();
     if (this.timer !== null) clearTimeout(this.timer);
     this.metrics?.close();
     this.observer.stop();
+    await this.link?.close();
   }
 }

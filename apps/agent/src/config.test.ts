@@ -28,6 +28,18 @@ describe("resolveConfig", () => {
     expect(() => resolveConfig([{ namespaces: ["../etc"] }])).toThrow(/namespaces/);
   });
 
+  it("keeps the offline buffer on disk by default; empty turns the spool off", () => {
+    expect(resolveConfig([{ hostname: "lb-1" }]).spoolDir).toBe("/var/lib/tide-agent/spool");
+    expect(resolveConfig([{ hostname: "lb-1" }, configFromEnv({ TIDE_SPOOL_DIR: "" })]).spoolDir).toBeNull();
+    expect(resolveConfig([{ spoolDir: null }]).spoolDir).toBeNull();
+    const env = configFromEnv({ TIDE_SPOOL_DIR: "/srv/spool", TIDE_BUFFER_MAX_MIB: 64 });
+    expect(resolveConfig([{ hostname: "lb-1" }, env])).toMatchObject({
+      spoolDir: "/srv/spool",
+      bufferMaxMiB: 64,
+    });
+    expect(() => resolveConfig([{ bufferMaxMiB: 1 }])).toThrow(/bufferMaxMiB/);
+  });
+
   it("rejects a buffer under 10 minutes and a console without a token file", () => {
     expect(() => resolveConfig([{ bufferMinutes: 5 }])).toThrow(/bufferMinutes/);
     expect(() => resolveConfig([{ consoleUrl: "https://console.example" }])).toThrow(/hostTokenFile/);

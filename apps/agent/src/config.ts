@@ -9,6 +9,8 @@ export const DEFAULT_SAMPLE_INTERVAL_MS = 1_000;
 export const DEFAULT_METRICS_LISTEN = "127.0.0.1:9464";
 export const DEFAULT_BUFFER_MINUTES = 10;
 export const DEFAULT_TABLE_DIR = "/var/lib/tide-agent/tables";
+export const DEFAULT_SPOOL_DIR = "/var/lib/tide-agent/spool";
+export const DEFAULT_BUFFER_MAX_MIB = 256;
 export const DEFAULT_PMTU_INTERVAL_MS = 60_000;
 export const DEFAULT_PMTU_SIZES = [1200, 1400, 1472];
 
@@ -80,6 +82,21 @@ export const AgentConfig = z
       .max(24 * 60)
       .default(DEFAULT_BUFFER_MINUTES)
       .describe("Offline buffer, minutes (>= 10)"),
+    bufferMaxMiB: z
+      .int()
+      .min(16)
+      .max(16 * 1024)
+      .default(DEFAULT_BUFFER_MAX_MIB)
+      .describe("Offline buffer bound in MiB (memory and its spool on disk); the oldest samples go first"),
+    spoolDir: z
+      .string()
+      .nullable()
+      .default(DEFAULT_SPOOL_DIR)
+      .transform((d) => (d === "" ? null : d))
+      .describe(
+        "Directory of the offline buffer on disk, replayed after a restart (one agent per directory); " +
+          "null or empty = memory only",
+      ),
     tableDir: z
       .string()
       .min(1)
@@ -118,6 +135,8 @@ export function configFromEnv(e: AgentEnv): Record<string, unknown> {
     metricsListen: e.TIDE_METRICS_LISTEN,
     bufferMinutes: e.TIDE_BUFFER_MINUTES,
     tableDir: e.TIDE_TABLE_DIR,
+    spoolDir: e.TIDE_SPOOL_DIR,
+    bufferMaxMiB: e.TIDE_BUFFER_MAX_MIB,
   };
   return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined));
 }

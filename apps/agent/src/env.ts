@@ -23,6 +23,11 @@ const Env = z.object({
   TIDE_METRICS_LISTEN: z.string().optional().describe("host:port of /metrics, or empty to disable"),
   TIDE_BUFFER_MINUTES: z.coerce.number().int().optional().describe("Minutes of samples kept offline"),
   TIDE_TABLE_DIR: z.string().min(1).optional().describe("Where downloaded director tables are written"),
+  TIDE_SPOOL_DIR: z
+    .string()
+    .optional()
+    .describe("Offline buffer on disk (default /var/lib/tide-agent/spool); empty = memory only"),
+  TIDE_BUFFER_MAX_MIB: z.coerce.number().int().optional().describe("Offline buffer bound, MiB"),
 });
 export type AgentEnv = z.infer<typeof Env>;
 

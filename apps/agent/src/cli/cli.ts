@@ -89,8 +89,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   await agent.start();
   const stop = (): void => {
     log("stopping");
-    agent.stop();
-    setTimeout(() => process.exit(0), 200).unref();
+    // Exit once the spool is written; a stuck disk does not hold the stop up more than 5 s.
+    setTimeout(() => process.exit(0), 5_000).unref();
+    void agent.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log(`stopping: ${err instanceof Error ? err.message : String(err)}`);
+        process.exit(1);
+      },
+    );
   };
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);

@@ -4,7 +4,15 @@
  * PostgreSQL. The agent runs in-process (Agent: real sampling, real ConsoleLink over HTTP).
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createDb, type Db } from "@tide/db";
@@ -28,6 +36,8 @@ declare module "vitest" {
 }
 
 const HOST = "agent-it-01";
+/** The host of the restart test: an agent restarted while the console is down. */
+const HOST_RESTART = "agent-it-02";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -52,19 +62,26 @@ let server: ConsoleProcess | undefined;
 let dir: string;
 let hostToken: string;
 let apiToken: string;
+let restartToken: string;
 
-function agentFor(token: string, logs: string[], hooks: ConstructorParameters<typeof Agent>[2] = {}): Agent {
+function agentFor(
+  token: string,
+  logs: string[],
+  hooks: ConstructorParameters<typeof Agent>[2] = {},
+  o: { hostname?: string; consoleUrl?: string; spoolDir?: string | null } = {},
+): Agent {
   const tokenFile = path.join(dir, `token-${randomBytes(4).toString("hex")}`);
   writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
   const config = resolveConfig([
     {
-      consoleUrl,
+      consoleUrl: o.consoleUrl ?? consoleUrl,
       hostTokenFile: tokenFile,
-      hostname: HOST,
+      hostname: o.hostname ?? HOST,
       roles: ["proxy"],
       metricsListen: "",
       sampleIntervalMs: 1000,
       tableDir: path.join(dir, "tables"),
+      spoolDir: o.spoolDir === undefined ? null : o.spoolDir,
     },
   ]);
   return new Agent(config, (line) => logs.push(line), hooks);
@@ -83,6 +100,7 @@ beforeAll(async () => {
   const admin = await makeUser(db, "admin");
   const api = callerFor(db, admin);
   hostToken = (await api.hostTokens.create({ hostname: HOST })).token;
+  restartToken = (await api.hostTokens.create({ hostname: HOST_RESTART })).token;
   apiToken = (await api.tokens.create({ name: "agent-it", scopes: [...admin.scopes] })).token;
   dir = mkdtempSync(path.join(tmpdir(), "tide-agent-it-"));
   port = await freePort();
@@ -141,7 +159,7 @@ describe("agent <-> real console", () => {
       const after = count();
       await until("2 more live samples", () => count() >= after + 2);
     } finally {
-      agent.stop();
+      await agent.stop();
     }
 
     // everything the agent delivered is stored, in increasing time order, without a gap
@@ -165,6 +183,81 @@ describe("agent <-> real console", () => {
     expect(logs.join("\n")).not.toContain(hostToken);
   }, 120_000);
 
+  it("an agent restarted while the console is down replays its spool, and reports what it lost", async () => {
+    const spoolDir = path.join(dir, "spool-restart");
+    const down = `http://127.0.0.1:${await freePort()}`; // nothing listens there
+    const firstLogs: string[] = [];
+    const first = agentFor(
+      restartToken,
+      firstLogs,
+      {},
+      { hostname: HOST_RESTART, consoleUrl: down, spoolDir },
+    );
+    await first.start();
+    let spooled: string[];
+    try {
+      await until(
+        "4 samples buffered with the console down",
+        () => (first.consoleLink?.buffer.size ?? 0) >= 4,
+      );
+      spooled = first.consoleLink!.buffer.peek(1000).map((o) => o.sampledAt);
+    } finally {
+      await first.stop();
+    }
+    const segments = readdirSync(spoolDir).filter((n) => n.endsWith(".jsonl"));
+    expect(segments.length).toBeGreaterThan(0);
+    // A crash tore the last line of the journal: it is skipped and reported as spool_damaged.
+    appendFileSync(path.join(spoolDir, segments.sort().at(-1)!), '{"seq":999999999,"o":{"hostId"');
+
+    const logs: string[] = [];
+    const delivered: { sampledAt: string[]; replayed: boolean }[] = [];
+    const second = agentFor(
+      restartToken,
+      logs,
+      { onDelivered: (b) => delivered.push(b) },
+      {
+        hostname: HOST_RESTART,
+        spoolDir,
+      },
+    );
+    await second.start();
+    try {
+      expect(logs.some((l) => /undelivered samples from an earlier run to replay; 1 damaged/.test(l))).toBe(
+        true,
+      );
+      await until("the spooled samples delivered", () =>
+        spooled.every((t) => delivered.some((b) => b.sampledAt.includes(t))),
+      );
+      expect(delivered[0]!.replayed).toBe(true);
+      expect(delivered[0]!.sampledAt.slice(0, spooled.length)).toEqual(spooled);
+    } finally {
+      await second.stop();
+    }
+    const rows = await db.observationSample.findMany({
+      where: { host: { name: HOST_RESTART } },
+      select: { sampledAt: true },
+    });
+    const stored = new Set(rows.map((r) => r.sampledAt.toISOString()));
+    expect(spooled.filter((t) => !stored.has(t))).toEqual([]);
+    const res = await fetch(`${consoleUrl}/api/v1/hosts/${HOST_RESTART}`, {
+      headers: { authorization: `Bearer ${apiToken}` },
+    });
+    expect(res.status).toBe(200);
+    const host = (await res.json()) as { samplesDropped: Record<string, number> | null };
+    expect(host.samplesDropped).toEqual({
+      buffer_full: 0,
+      refused: 0,
+      in_future: 0,
+      too_old: 0,
+      spool_damaged: 1,
+    });
+    // Everything delivered: the journal's segments are gone, its state remembers the drop.
+    expect(readdirSync(spoolDir).filter((n) => n.endsWith(".jsonl"))).toEqual([]);
+    expect(JSON.parse(readFileSync(path.join(spoolDir, "state.json"), "utf8"))).toMatchObject({
+      dropped: { spool_damaged: 1 },
+    });
+  }, 90_000);
+
   it("a wrong token gets 401, reported without the token", async () => {
     const wrong = `tide_host_${randomBytes(24).toString("base64url")}`;
     const logs: string[] = [];
@@ -173,7 +266,7 @@ describe("agent <-> real console", () => {
     try {
       await until("a 401 report", () => logs.some((l) => l.startsWith("console rejected the host token")));
     } finally {
-      agent.stop();
+      await agent.stop();
     }
     expect(agent.consoleLink?.connected).toBe(false);
     expect(agent.consoleLink?.lastError).toMatch(/POST \/api\/v1\/agent\/hello: HTTP 401/);

@@ -13,8 +13,9 @@ import {
 } from "@tide/contracts";
 import { backoffMs } from "./backoff";
 import { BATCH_MAX_BYTES, boundedBatch, jsonBytes } from "./batch-size";
-import { deliveryFailure, ThrottledLog, type DropReason } from "./delivery";
+import { deliveryFailure, DROP_REASONS, ThrottledLog, type DropReason } from "./delivery";
 import { RingBuffer } from "./ring-buffer";
+import { DiskSpool } from "./spool";
 
 /** One HTTP call's time limit, in ms. */
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -28,6 +29,10 @@ export interface ConsoleLinkOptions {
   consoleUrl: string;
   token: string;
   bufferCapacity: number;
+  /** Bound of the buffer in bytes (memory and spool); default: unbounded (the count bounds it). */
+  bufferMaxBytes?: number;
+  /** Directory of the buffer on disk (spool.ts), replayed after a restart; null/absent = memory only. */
+  spoolDir?: string | null;
   hello: () => AgentHello;
   log: (line: string) => void;
   /** Called with each new desired state (after hello and whenever its revision changes). */
@@ -87,26 +92,65 @@ export class ConsoleLink {
    * buffer is empty (not after each delivery: that would search the same samples again).
    */
   private batchLimit = OBSERVATION_BATCH_MAX;
-  private readonly drops = new Map<Exclude<DropReason, "buffer_full">, number>();
+  private readonly drops = new Map<DropReason, number>();
+  private spool: DiskSpool | null = null;
   private readonly refusals: ThrottledLog;
 
   constructor(private readonly o: ConsoleLinkOptions) {
-    this.buffer = new RingBuffer<Observation>(o.bufferCapacity);
+    this.buffer = new RingBuffer<Observation>(o.bufferCapacity, o.bufferMaxBytes);
     this.refusals = new ThrottledLog(o.log);
   }
 
-  /** Samples that left the buffer without being stored, by reason, since the agent started. */
+  /**
+   * Samples that left the buffer without being stored, by reason: since the spool was made (its
+   * totals survive restarts), or since the agent started when there is no spool. Sent to the
+   * console with every batch (AgentObservationsIn.dropped) and exported in /metrics.
+   */
   get samplesDropped(): Record<DropReason, number> {
-    return {
-      buffer_full: this.buffer.dropped,
-      refused: this.drops.get("refused") ?? 0,
-      in_future: this.drops.get("in_future") ?? 0,
-      too_old: this.drops.get("too_old") ?? 0,
-    };
+    return Object.fromEntries(DROP_REASONS.map((r) => [r, this.drops.get(r) ?? 0])) as Record<
+      DropReason,
+      number
+    >;
   }
 
-  private countDrop(reason: Exclude<DropReason, "buffer_full">, n = 1): void {
+  private countDrop(reason: DropReason, n = 1): void {
+    if (n <= 0) return;
     this.drops.set(reason, (this.drops.get(reason) ?? 0) + n);
+    this.spool?.droppedChanged();
+  }
+
+  /** Samples in the spool on disk, bytes (0 without one). */
+  get spoolBytes(): number {
+    return this.spool?.bytes ?? 0;
+  }
+
+  /**
+   * Open the spool (when configured) and queue what an earlier run did not deliver, to be replayed
+   * first. Throws when the spool is another running agent's.
+   */
+  async open(): Promise<void> {
+    if (!this.o.spoolDir) return;
+    const { spool, pending, dropped, damaged } = await DiskSpool.open<Observation>(
+      this.o.spoolDir,
+      this.o.log,
+    );
+    this.spool = spool;
+    for (const r of DROP_REASONS) if (dropped[r]) this.drops.set(r, dropped[r]);
+    spool.dropped = () => this.samplesDropped;
+    this.countDrop("spool_damaged", damaged);
+    let lost = 0;
+    for (const o of pending) lost += this.buffer.push(o, jsonBytes(o));
+    // Samples beyond the buffer's bound (a smaller bufferMinutes/bufferMaxMiB since) are dropped.
+    spool.ack(lost);
+    this.countDrop("buffer_full", lost);
+    if (pending.length > 0) {
+      this.everFailed = true;
+      this.o.log(
+        `spool ${this.o.spoolDir}: ${this.buffer.size} undelivered samples from an earlier run to replay` +
+          (lost > 0 ? `; ${lost} over the buffer's bound dropped` : "") +
+          (damaged > 0 ? `; ${damaged} damaged lines skipped` : ""),
+      );
+    }
   }
 
   get connected(): boolean {
@@ -115,7 +159,13 @@ export class ConsoleLink {
 
   /** Queue a sample and try to deliver what is queued (never throws). */
   async offer(observation: Observation, dataPlane: DataPlaneState[]): Promise<void> {
-    this.buffer.push(observation);
+    const json = JSON.stringify(observation);
+    this.spool?.append(json);
+    const full = this.buffer.push(observation, Buffer.byteLength(json));
+    if (full > 0) {
+      this.spool?.ack(full);
+      this.countDrop("buffer_full", full);
+    }
     if (this.sending || Date.now() < this.nextAttemptAt) return;
     this.sending = true;
     try {
@@ -154,7 +204,12 @@ export class ConsoleLink {
     while (this.buffer.size > 0) {
       const batch = boundedBatch(this.buffer.peek(this.batchLimit), BATCH_MAX_BYTES, jsonBytes);
       const replayed = this.everFailed && (this.buffer.size > 1 || batch.length > 1);
-      const body: AgentObservationsIn = { observations: batch, dataPlane, replayed };
+      const body: AgentObservationsIn = {
+        observations: batch,
+        dataPlane,
+        replayed,
+        dropped: this.samplesDropped,
+      };
       let answer: unknown;
       try {
         answer = await this.call("POST", "/api/v1/agent/observations", body);
@@ -168,6 +223,7 @@ export class ConsoleLink {
       // (a strict parse failing here would resend the batch forever).
       const reply = AgentObservationsReply.loose().parse(answer);
       this.buffer.drop(batch.length);
+      this.spool?.ack(batch.length);
       if (this.buffer.size === 0) this.batchLimit = OBSERVATION_BATCH_MAX;
       this.sampleRefusals(reply.refused ?? []);
       this.o.onDelivered?.({ sampledAt: batch.map((o) => o.sampledAt), replayed, accepted: reply.accepted });
@@ -198,6 +254,7 @@ export class ConsoleLink {
       return;
     }
     this.buffer.drop(1);
+    this.spool?.ack(1);
     this.batchLimit = OBSERVATION_BATCH_MAX;
     this.countDrop("refused");
     this.refusals.say("dropped", `console refused the sample of ${batch[0]!.sampledAt} (${why}); dropped it`);
@@ -266,10 +323,11 @@ export class ConsoleLink {
     }
   }
 
-  /** Stop the desired-state watch (the agent is stopping). */
-  close(): void {
+  /** Stop the desired-state watch and close the spool (the agent is stopping). */
+  async close(): Promise<void> {
     this.closed = true;
     this.watchAbort?.abort();
+    await this.spool?.close();
   }
 
   private async applyDesired(desired: DesiredState, force = false): Promise<void> {

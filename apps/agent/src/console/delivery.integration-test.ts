@@ -81,7 +81,13 @@ describe("agent <-> console REST handler: refusals", () => {
       await link.offer(samples[29]!, []);
       expect(link.lastError).toBeNull();
       expect(link.buffer.size).toBe(0);
-      expect(link.samplesDropped).toEqual({ buffer_full: 0, refused: 1, in_future: 1, too_old: 0 });
+      expect(link.samplesDropped).toEqual({
+        buffer_full: 0,
+        refused: 1,
+        in_future: 1,
+        too_old: 0,
+        spool_damaged: 0,
+      });
       const stored = await db.observationSample.findMany({
         orderBy: { sampledAt: "asc" },
         select: { sampledAt: true },

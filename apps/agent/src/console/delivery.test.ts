@@ -1,4 +1,7 @@
 import type { AgentObservationsIn, AgentObservationsReply, DesiredState } from "@tide/contracts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { sample } from "../../../../packages/diagnostics/src/__fixtures__/observations";
 import { BATCH_MAX_BYTES } from "./batch-size";
@@ -40,11 +43,16 @@ function fakeConsole(observations: (batch: AgentObservationsIn) => { status: num
   return { fetch, posts };
 }
 
-function linkTo(fetch: typeof globalThis.fetch, logs: string[]) {
+function linkTo(
+  fetch: typeof globalThis.fetch,
+  logs: string[],
+  o: { bufferCapacity?: number; spoolDir?: string } = {},
+) {
   return new ConsoleLink({
     consoleUrl: "http://console.test",
     token: "tide_host_secret",
-    bufferCapacity: 1000,
+    bufferCapacity: o.bufferCapacity ?? 1000,
+    spoolDir: o.spoolDir ?? null,
     hello: () => ({
       protocolVersion: 1,
       agentVersion: "0.1.0",
@@ -72,8 +80,8 @@ const stored = (batch: AgentObservationsIn): AgentObservationsReply => ({
 });
 
 let link: ConsoleLink | null = null;
-afterEach(() => {
-  link?.close();
+afterEach(async () => {
+  await link?.close();
   link = null;
   vi.useRealTimers();
 });
@@ -116,7 +124,13 @@ describe("ConsoleLink: a refused batch never blocks the samples behind it", () =
     expect(delivered).toEqual(
       Array.from({ length: 100 }, (_, t) => sample(t).sampledAt).filter((at) => at !== poison),
     );
-    expect(link.samplesDropped).toEqual({ buffer_full: 0, refused: 1, in_future: 0, too_old: 0 });
+    expect(link.samplesDropped).toEqual({
+      buffer_full: 0,
+      refused: 1,
+      in_future: 0,
+      too_old: 0,
+      spool_damaged: 0,
+    });
     expect(link.connected).toBe(true);
     expect(logs.some((l) => l.includes(`refused the sample of ${poison}`) && l.includes("HTTP 400"))).toBe(
       true,
@@ -175,7 +189,13 @@ describe("ConsoleLink: a refused batch never blocks the samples behind it", () =
     link = linkTo(c.fetch, logs);
     await offerAll(link, 50);
     expect(link.buffer.size).toBe(0);
-    expect(link.samplesDropped).toEqual({ buffer_full: 0, refused: 0, in_future: 49, too_old: 0 });
+    expect(link.samplesDropped).toEqual({
+      buffer_full: 0,
+      refused: 0,
+      in_future: 49,
+      too_old: 0,
+      spool_damaged: 0,
+    });
     expect(logs.filter((l) => l.includes("in_future"))).toHaveLength(1);
     expect(logs.filter((l) => l.includes("duplicate"))).toHaveLength(1);
   });
@@ -228,5 +248,47 @@ describe("ConsoleLink: batches bounded in bytes", () => {
     expect(c.posts.flat()).toEqual(Array.from({ length: 12 }, (_, t) => sample(t).sampledAt));
     expect(c.posts.length).toBeGreaterThanOrEqual(3);
     for (const size of bodies) expect(size).toBeLessThanOrEqual(BATCH_MAX_BYTES + 64 * 1024);
+  });
+});
+
+describe("ConsoleLink: the buffer on disk", () => {
+  it("replays after a restart, counts what the bound dropped and tells the console", async () => {
+    const spoolDir = mkdtempSync(path.join(tmpdir(), "tide-link-spool-"));
+    try {
+      // The console is down (503): 5 samples into a buffer of 3 drop the 2 oldest.
+      const down = fakeConsole(() => ({ status: 503, body: { message: "down" } }));
+      const first = linkTo(down.fetch, [], { bufferCapacity: 3, spoolDir });
+      await first.open();
+      for (let t = 0; t < 5; t++) await first.offer(sample(t), []);
+      expect(first.samplesDropped.buffer_full).toBe(2);
+      await first.close();
+
+      const sent: AgentObservationsIn[] = [];
+      const up = fakeConsole((b) => {
+        sent.push(b);
+        return { status: 200, body: stored(b) };
+      });
+      const logs: string[] = [];
+      link = linkTo(up.fetch, logs, { bufferCapacity: 3, spoolDir });
+      await link.open();
+      expect(link.buffer.size).toBe(3);
+      expect(link.samplesDropped.buffer_full).toBe(2);
+      expect(logs).toContain(`spool ${spoolDir}: 3 undelivered samples from an earlier run to replay`);
+      await link.offer(sample(5), []);
+      // The newest sample pushed the oldest spooled one out (a buffer of 3): 3 to 5 go, replayed.
+      expect(up.posts).toEqual([[3, 4, 5].map((t) => sample(t).sampledAt)]);
+      expect(sent[0]!.replayed).toBe(true);
+      expect(sent[0]!.dropped).toEqual({
+        buffer_full: 3,
+        refused: 0,
+        in_future: 0,
+        too_old: 0,
+        spool_damaged: 0,
+      });
+    } finally {
+      await link?.close();
+      link = null;
+      rmSync(spoolDir, { recursive: true, force: true });
+    }
   });
 });

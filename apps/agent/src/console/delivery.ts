@@ -1,3 +1,5 @@
+import { AgentSamplesDropped } from "@tide/contracts";
+
 /**
  * What the agent does when a batch does not go through (issue 11 item 6). A console that refused
  * what was sent is not an unreachable console: resending the same batch forever blocks every
@@ -22,8 +24,13 @@ export function deliveryFailure(status: number | null): DeliveryFailure {
   return "refused";
 }
 
-/** Why samples left the buffer without being stored (tide_agent_samples_dropped_total{reason}). */
-export type DropReason = "buffer_full" | "refused" | "in_future" | "too_old";
+/**
+ * Why samples left the buffer without being stored (tide_agent_samples_dropped_total{reason}, and
+ * AgentObservationsIn.dropped): the buffer's bound, refused by the console (alone, 4xx), refused as
+ * in_future / too_old in a delivered batch, or a spool line that could not be read back.
+ */
+export const DROP_REASONS = AgentSamplesDropped.keyof().options;
+export type DropReason = (typeof DROP_REASONS)[number];
 
 /**
  * One log line per `key` per `intervalMs` at most, then the count of lines held back: a console

@@ -35,6 +35,24 @@ describe("RingBuffer", () => {
 
   it("rejects a non-positive capacity", () => {
     expect(() => new RingBuffer(0)).toThrow();
+    expect(() => new RingBuffer(1, 0)).toThrow();
+  });
+
+  it("is bounded in bytes too: the oldest go first, the newest stays even when it alone is too big", () => {
+    const b = new RingBuffer<string>(100, 10);
+    expect(b.push("a", 4)).toBe(0);
+    expect(b.push("b", 4)).toBe(0);
+    expect(b.push("c", 4)).toBe(1);
+    expect(b.peek(10)).toEqual(["b", "c"]);
+    expect(b.bytes).toBe(8);
+    expect(b.push("huge", 50)).toBe(2);
+    expect(b.peek(10)).toEqual(["huge"]);
+    expect(b.bytes).toBe(50);
+    expect(b.push("d", 1)).toBe(1);
+    expect(b.bytes).toBe(1);
+    expect(b.dropped).toBe(4);
+    expect(b.drop(5)).toBe(1);
+    expect(b.bytes).toBe(0);
   });
 });
 

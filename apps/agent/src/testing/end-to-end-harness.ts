@@ -293,6 +293,7 @@ export async function startEndToEnd(o: EndToEndOptions): Promise<EndToEnd> {
         metricsListen: "",
         sampleIntervalMs: 1000,
         tableDir: path.join(dir, "tables"),
+        spoolDir: path.join(dir, "spool"),
         nsdiagBinary: NSDIAG_BINARY,
       },
       o.agent ?? {},

@@ -82,6 +82,7 @@ describe("the lab's agents", () => {
     expect(parsed.namespaces).toEqual(["tide-glb-dir1"]);
     expect(parsed.hostTokenFile).toBe("/x/lab/glb/agents/lab-director-1/host-token");
     expect(parsed.tableDir).toBe("/x/lab/glb/agents/lab-director-1/tables");
+    expect(parsed.spoolDir).toBe("/x/lab/glb/agents/lab-director-1/spool");
     expect(parsed.metricsListen).toBe("");
 
     const proxy = AgentConfig.parse(

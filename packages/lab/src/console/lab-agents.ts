@@ -18,6 +18,8 @@ export interface LabAgentFiles {
   /** The host token, mode 600. */
   tokenFile: string;
   tableDir: string;
+  /** The agent's offline buffer on disk (one per agent). */
+  spoolDir: string;
   log: string;
 }
 
@@ -28,6 +30,7 @@ export function labAgentFiles(labDir: string, hostname: string): LabAgentFiles {
     config: path.join(dir, "agent.json"),
     tokenFile: path.join(dir, "host-token"),
     tableDir: path.join(dir, "tables"),
+    spoolDir: path.join(dir, "spool"),
     log: path.join(labDir, `${hostname}.agent.log`),
   };
 }
@@ -53,6 +56,7 @@ export function labAgentConfig(o: LabAgentConfigInput): Record<string, unknown> 
     roles: [o.host.role],
     ...(director ? { directorSocket: o.socket } : { redirectSocket: o.socket }),
     tableDir: o.files.tableDir,
+    spoolDir: o.files.spoolDir,
     probesBinary: o.probesBinary,
     nsdiagBinary: o.nsdiagBinary,
     // Five "hosts" share one kernel: each samples its own namespace, not everyone's.
