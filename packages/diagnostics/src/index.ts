@@ -1,5 +1,5 @@
 export * from "./thresholds";
-export { rates, windowRates, rollingWindows, perSecond } from "./rates";
+export { counterDelta, rates, windowRates, rollingWindows, perSecond } from "./rates";
 export type { Rates, CounterDelta, NamespaceRates, CpuRates, ConnectDelta, HostWindow } from "./rates";
 export { histogramQuantile, histogramCount, bucketBounds, log2Bucket } from "./histogram";
 export type { DiagnoseOptions } from "./evaluation";

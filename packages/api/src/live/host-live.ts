@@ -6,6 +6,7 @@ import {
   type PmtuPathResult,
   type ProbeAvailability,
 } from "@tide/contracts";
+import { counterDelta, perSecond } from "@tide/diagnostics";
 import { latestSample, samplesBetween, type Db } from "@tide/db";
 import pg from "pg";
 import { apiEnv } from "../env";
@@ -92,9 +93,17 @@ export interface HostLiveUpdate {
   dataPlane: DataPlaneState[];
 }
 
-function rate(now: number | undefined, prev: number | undefined, dt: number): number | null {
-  if (now === undefined || prev === undefined || dt <= 0 || now < prev) return null;
-  return (now - prev) / dt;
+/**
+ * Per-second rate between two readings, finite by construction (issue 11 item 8): the same rules as
+ * diagnostics (counterDelta: a reset, a missing reading or a value that is not a counter gives no
+ * rate), so a live chart never shows what the findings would not.
+ */
+export function liveRate(now: number | undefined, prev: number | undefined, dt: number): number | null {
+  if (!(dt > 0)) return null;
+  const d = counterDelta(prev, now, dt);
+  if (d === null) return null;
+  const r = perSecond(d);
+  return Number.isFinite(r) ? r : null;
 }
 
 /**
@@ -126,7 +135,7 @@ export async function hostLiveUpdate(db: Db, ref: string, after: string | null):
       if (s.at.getTime() <= afterMs) continue;
       const before = prev?.obs.namespaces.find((n) => netnsKey(n.netns) === key);
       const rates: Record<string, number | null> = {};
-      for (const c of LIVE_COUNTERS) rates[c] = rate(ns.counters[c], before?.counters[c], dt);
+      for (const c of LIVE_COUNTERS) rates[c] = liveRate(ns.counters[c], before?.counters[c], dt);
       live.points.push({ at: s.at.toISOString(), rates });
     }
     prev = s;
@@ -144,7 +153,7 @@ export async function hostLiveUpdate(db: Db, ref: string, after: string | null):
         const drops = (o: Observation | undefined) =>
           o?.probeResults.listenOverflow.find((d) => d.netnsInode === ns.netns.inode && d.port === l.port)
             ?.drops;
-        const overflowRate = rate(drops(last.obs), drops(beforeLast?.obs), dt);
+        const overflowRate = liveRate(drops(last.obs), drops(beforeLast?.obs), dt);
         return {
           ...l,
           overflowRate,
@@ -158,10 +167,10 @@ export async function hostLiveUpdate(db: Db, ref: string, after: string | null):
     const p = beforeLast?.obs.cpus.find((x) => x.cpu === c.cpu);
     return {
       cpu: c.cpu,
-      processed: rate(c.softnetProcessed, p?.softnetProcessed, dt),
-      dropped: rate(c.softnetDropped, p?.softnetDropped, dt),
-      timeSqueeze: rate(c.softnetTimeSqueeze, p?.softnetTimeSqueeze, dt),
-      netRx: rate(c.netRxSoftirqs, p?.netRxSoftirqs, dt),
+      processed: liveRate(c.softnetProcessed, p?.softnetProcessed, dt),
+      dropped: liveRate(c.softnetDropped, p?.softnetDropped, dt),
+      timeSqueeze: liveRate(c.softnetTimeSqueeze, p?.softnetTimeSqueeze, dt),
+      netRx: liveRate(c.netRxSoftirqs, p?.netRxSoftirqs, dt),
       intervalMaxUs: last?.obs.probeResults.netRxSoftirq.find((x) => x.cpu === c.cpu)?.intervalMaxUs ?? null,
     };
   });
