@@ -12,3 +12,4 @@ export * from "./agent-protocol";
 export * from "./users";
 export * from "./director-sync";
 export * from "./text";
+export * from "./healthcheck-wire";
