@@ -6,7 +6,9 @@ import { makeUser, truncateAll } from "../testing/fixtures";
 import { signIn } from "./sessions";
 import {
   ACCOUNT_FREE_FAILURES,
+  ACCOUNT_MAX_DELAY_S,
   BASE_DELAY_S,
+  MAX_DELAY_S,
   SIGN_IN_FAIL_ACTION,
   SOURCE_FREE_FAILURES,
 } from "./sign-in-throttle";
@@ -86,6 +88,22 @@ describe("sign-in throttling", () => {
     // After a success the account starts again with its free failures.
     for (let i = 0; i < ACCOUNT_FREE_FAILURES - 1; i++) await attempt(user.email, "wrong");
     expect(await attempt(user.email, user.password)).toBe("ok");
+  });
+
+  it("keeps an account's wait short, so a flood cannot lock its owner out for long", async () => {
+    const user = await makeUser(db, "admin");
+    // An attacker who knows the email fails from 30 addresses (each well under its own limit).
+    for (let i = 0; i < 25; i++) {
+      if (i > 0) await age(ACCOUNT_MAX_DELAY_S + 1); // each attempt gets through the account's backoff
+      expect(((await attempt(user.email, "wrong", `203.0.113.${i + 1}`)) as TideError).code).toBe(
+        "unauthorized",
+      );
+    }
+    const refused = (await attempt(user.email, user.password, "198.51.100.50")) as TideError;
+    expect(refused.code).toBe("rate_limited");
+    expect(refused.details?.["retryAfterS"]).toBeGreaterThan(ACCOUNT_MAX_DELAY_S - 5);
+    expect(refused.details?.["retryAfterS"]).toBeLessThanOrEqual(ACCOUNT_MAX_DELAY_S);
+    expect(ACCOUNT_MAX_DELAY_S).toBeLessThan(MAX_DELAY_S);
   });
 
   it("throttles a source address that tries many accounts, not the others", async () => {

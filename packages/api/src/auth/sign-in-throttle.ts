@@ -11,7 +11,11 @@ import { recordAudit } from "../services/audit.service";
  * (a flood would otherwise grow the log at wire speed).
  *
  * Backoff: the first FREE failures are free; after that each further failure doubles the wait,
- * starting at BASE_DELAY_S and capped at MAX_DELAY_S, counted from the newest failure. Failures
+ * starting at BASE_DELAY_S and capped, counted from the newest failure: at MAX_DELAY_S for a source
+ * address, at ACCOUNT_MAX_DELAY_S for an account. The account's cap is short on purpose: anyone who
+ * knows an email can fail its sign-ins, and a 15-minute cap let a flood keep the admin out (measured
+ * by e2e/bench/hardening-load.bench.ts). Two minutes still holds a guesser to ~720 guesses a day
+ * per account from everywhere together, against passwords the policy checked. Failures
  * older than WINDOW_S are forgotten; a successful sign-in clears the account's count (not the
  * source's).
  */
@@ -20,20 +24,27 @@ export const ACCOUNT_FREE_FAILURES = 5;
 export const SOURCE_FREE_FAILURES = 20;
 export const BASE_DELAY_S = 30;
 export const MAX_DELAY_S = 15 * 60;
+export const ACCOUNT_MAX_DELAY_S = 2 * 60;
 export const WINDOW_S = 60 * 60;
 
 export const SIGN_IN_FAIL_ACTION = "session.fail";
 const TARGET_TYPE = "sign_in";
 
 /** Seconds to wait after the newest of `failures` failures (0: no wait). */
-export function backoffSeconds(failures: number, free: number): number {
+export function backoffSeconds(failures: number, free: number, max = MAX_DELAY_S): number {
   if (failures < free) return 0;
-  return Math.min(MAX_DELAY_S, BASE_DELAY_S * 2 ** Math.min(failures - free, 20));
+  return Math.min(max, BASE_DELAY_S * 2 ** Math.min(failures - free, 20));
 }
 
 /** Seconds until a sign-in may be tried, given `failures` with the newest at `last` (0: now). */
-export function retryAfterSeconds(failures: number, last: Date | null, free: number, now: Date): number {
-  const wait = backoffSeconds(failures, free);
+export function retryAfterSeconds(
+  failures: number,
+  last: Date | null,
+  free: number,
+  now: Date,
+  max = MAX_DELAY_S,
+): number {
+  const wait = backoffSeconds(failures, free, max);
   if (wait === 0 || !last) return 0;
   return Math.max(0, Math.ceil((last.getTime() + wait * 1000 - now.getTime()) / 1000));
 }
@@ -71,7 +82,13 @@ async function sourceFailures(db: Db, source: string): Promise<FailureCount> {
 /** Refuse (429 with retryAfterS) while the account or the source address is backing off. */
 export async function assertSignInAllowed(db: Db, email: string, source: string | null): Promise<void> {
   const account = await accountFailures(db, email);
-  let wait = retryAfterSeconds(account.n, account.last, ACCOUNT_FREE_FAILURES, account.now);
+  let wait = retryAfterSeconds(
+    account.n,
+    account.last,
+    ACCOUNT_FREE_FAILURES,
+    account.now,
+    ACCOUNT_MAX_DELAY_S,
+  );
   if (source) {
     const bySource = await sourceFailures(db, source);
     wait = Math.max(wait, retryAfterSeconds(bySource.n, bySource.last, SOURCE_FREE_FAILURES, bySource.now));
