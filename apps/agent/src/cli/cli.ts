@@ -1,6 +1,7 @@
 import { configFromEnv, readConfigFile, resolveConfig, type AgentConfig } from "../config";
 import type { AgentEnv } from "../env";
 import { Agent } from "../agent";
+import { findHelpers, type HelperChoice } from "../binaries";
 import { formatDoctor, runDoctor } from "./doctor";
 
 export interface CliIo {
@@ -50,6 +51,19 @@ function loadConfig(parsed: Parsed, env: AgentEnv): AgentConfig {
   return resolveConfig([file !== null ? readConfigFile(file) : {}, configFromEnv(env)]);
 }
 
+/**
+ * `doctor` and `sample` on a host with no config: the helpers the config leaves out are looked for
+ * where packages install them, then in the checkout's dataplane/build, so a first run has real
+ * probes and one nsdiag process instead of "off: no probesBinary configured".
+ */
+export function withFoundHelpers(config: AgentConfig): { config: AgentConfig; helpers: HelperChoice[] } {
+  const found = findHelpers(config);
+  return {
+    config: { ...config, probesBinary: found.probes.path, nsdiagBinary: found.nsdiag.path },
+    helpers: [found.probes, found.nsdiag],
+  };
+}
+
 /** Returns the exit code, or null when the daemon keeps running. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number | null> {
   let parsed: Parsed;
@@ -67,15 +81,20 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
   const log = (line: string): void => io.stderr(`${new Date().toISOString()} ${line}\n`);
   if (parsed.command === "doctor") {
-    const { findings, observations } = await runDoctor(config, parsed.seconds, log);
+    const { config: found, helpers } = withFoundHelpers(config);
+    const report = await runDoctor(found, parsed.seconds, log);
     io.stdout(
-      parsed.json ? JSON.stringify({ findings }, null, 2) + "\n" : formatDoctor(findings, observations),
+      parsed.json
+        ? JSON.stringify({ findings: report.findings }, null, 2) + "\n"
+        : formatDoctor(report.findings, report.observations, { helpers, collector: report.collector }),
     );
     return 0;
   }
   if (parsed.command === "sample") {
     const { HostObserver } = await import("../agent");
-    const observer = new HostObserver(config, log);
+    const { config: found, helpers } = withFoundHelpers(config);
+    for (const h of helpers) log(`${h.name}: ${h.detail}`);
+    const observer = new HostObserver(found, log);
     await observer.start();
     try {
       const tick = await observer.tick();

@@ -1,8 +1,10 @@
 import { diagnose } from "@tide/diagnostics";
 import { netnsKey, type Finding, type Observation } from "@tide/contracts";
 import { HostObserver } from "../agent";
+import type { HelperChoice } from "../binaries";
 import type { AgentConfig } from "../config";
 import { checkTarget, mergeTargets } from "../pmtu/prober";
+import type { CollectorState } from "../sampling/namespace-sampler";
 
 /** Pause between doctor samples, in ms. */
 const DOCTOR_INTERVAL_MS = 1_000;
@@ -12,13 +14,14 @@ export async function runDoctor(
   config: AgentConfig,
   seconds: number,
   progress: (line: string) => void,
-): Promise<{ findings: Finding[]; observations: Observation[] }> {
+): Promise<{ findings: Finding[]; observations: Observation[]; collector: CollectorState }> {
   const observer = new HostObserver({ ...config, sampleIntervalMs: DOCTOR_INTERVAL_MS, bcc: false });
   await observer.start();
   // Path MTU checks of the configured targets run once, alongside sampling (each under its timeouts).
   const targets = mergeTargets(config.pmtuTargets, config.pmtuSizes, []);
   const paths = Promise.all(targets.map((t) => checkTarget(t)));
   const observations: Observation[] = [];
+  let collector: CollectorState = observer.sampler.collectorState();
   try {
     for (let i = 0; i <= seconds; i++) {
       if (i > 0) await new Promise((r) => setTimeout(r, DOCTOR_INTERVAL_MS));
@@ -26,6 +29,7 @@ export async function runDoctor(
       for (const e of tick.errors) progress(`namespace ${e.inode}: ${e.error}`);
       observations.push(tick.observation);
     }
+    collector = observer.sampler.collectorState();
   } finally {
     observer.stop();
   }
@@ -36,7 +40,7 @@ export async function runDoctor(
   }
   // The console diagnoses a 60 s window and wants 10 s of coverage for rates; doctor takes what it has.
   const findings = diagnose(observations, { minCoverageSeconds: Math.max(1, seconds) });
-  return { findings, observations };
+  return { findings, observations, collector };
 }
 
 function subjectText(f: Finding): string {
@@ -50,8 +54,18 @@ function subjectText(f: Finding): string {
   return parts.join(", ");
 }
 
+/** What doctor ran with: the helpers and why each was chosen, how namespaces were sampled. */
+export interface DoctorSetup {
+  helpers?: readonly HelperChoice[];
+  collector?: CollectorState;
+}
+
 /** Human report of a doctor run. */
-export function formatDoctor(findings: readonly Finding[], observations: readonly Observation[]): string {
+export function formatDoctor(
+  findings: readonly Finding[],
+  observations: readonly Observation[],
+  setup: DoctorSetup = {},
+): string {
   const last = observations[observations.length - 1];
   const lines: string[] = [];
   if (last !== undefined) {
@@ -60,6 +74,16 @@ export function formatDoctor(findings: readonly Finding[], observations: readonl
       `tide-agent doctor: ${last.hostId}, kernel ${last.kernelRelease ?? "?"}, ${observations.length} samples, ` +
         `${last.namespaces.length} network namespaces, ${last.cpus.length} CPUs, probes on: ${on.length > 0 ? on.join(" ") : "none"}`,
     );
+  }
+  for (const h of setup.helpers ?? []) lines.push(`  ${h.name}: ${h.detail}`);
+  const c = setup.collector;
+  if (c !== undefined && c.path !== "undecided")
+    lines.push(
+      c.path === "nsdiag"
+        ? "  namespaces sampled by tide-nsdiag"
+        : `  namespaces sampled by ss per namespace (fallback: ${c.reason ?? "?"})`,
+    );
+  if (last !== undefined) {
     for (const p of last.probes)
       if (p.state === "off") lines.push(`  probe ${p.probe} off: ${p.reason} (${p.detail})`);
   }
