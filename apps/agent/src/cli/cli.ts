@@ -2,7 +2,7 @@ import { configFromEnv, readConfigFile, resolveConfig, type AgentConfig } from "
 import type { AgentEnv } from "../env";
 import { Agent } from "../agent";
 import { findHelpers, type HelperChoice } from "../binaries";
-import { formatDoctor, runDoctor } from "./doctor";
+import { formatDoctor, nodeBpfStatus, runDoctor } from "./doctor";
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -86,7 +86,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.stdout(
       parsed.json
         ? JSON.stringify({ findings: report.findings }, null, 2) + "\n"
-        : formatDoctor(report.findings, report.observations, { helpers, collector: report.collector }),
+        : formatDoctor(report.findings, report.observations, {
+            helpers,
+            collector: report.collector,
+            bpfMaps: report.bpfMaps,
+            nodeBpf: nodeBpfStatus(),
+          }),
     );
     return 0;
   }

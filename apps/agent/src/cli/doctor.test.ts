@@ -29,3 +29,35 @@ describe("formatDoctor", () => {
     ]);
   });
 });
+
+describe("formatDoctor: BPF maps", () => {
+  it("says node-bpf with the pin, or json with the reason", () => {
+    const viaMap = formatDoctor([], [], {
+      bpfMaps: {
+        component: "redirect",
+        source: "node-bpf",
+        reason: null,
+        pinPath: "/run/tide/bpf/tide_redirect_stats",
+      },
+    });
+    expect(viaMap).toContain(
+      "  tide-redirect counters: node-bpf (pinned map /run/tide/bpf/tide_redirect_stats)\n",
+    );
+    const viaJson = formatDoctor([], [], {
+      bpfMaps: { component: "redirect", source: "json", reason: "no pinned map: ENOENT", pinPath: null },
+      nodeBpf: { ok: true, detail: "loaded" },
+    });
+    expect(viaJson).toContain(
+      "  tide-redirect counters: json over the control socket (fallback: no pinned map: ENOENT)\n",
+    );
+    expect(viaJson).not.toContain("npm bpf module");
+  });
+
+  it("says whether the module loads when no tide-redirect is read", () => {
+    const text = formatDoctor([], [], {
+      bpfMaps: null,
+      nodeBpf: { ok: false, detail: "npm bpf module not loaded: x" },
+    });
+    expect(text).toContain("  npm bpf module: npm bpf module not loaded: x\n");
+  });
+});

@@ -2,6 +2,8 @@ import { diagnose } from "@tide/diagnostics";
 import { netnsKey, type Finding, type Observation } from "@tide/contracts";
 import { HostObserver } from "../agent";
 import type { HelperChoice } from "../binaries";
+import { loadNodeBpf } from "../bpf/node-bpf";
+import { redirectStatsSource, type BpfMapsState } from "../bpf/redirect-stats-source";
 import type { AgentConfig } from "../config";
 import { checkTarget, mergeTargets } from "../pmtu/prober";
 import type { CollectorState } from "../sampling/namespace-sampler";
@@ -14,7 +16,12 @@ export async function runDoctor(
   config: AgentConfig,
   seconds: number,
   progress: (line: string) => void,
-): Promise<{ findings: Finding[]; observations: Observation[]; collector: CollectorState }> {
+): Promise<{
+  findings: Finding[];
+  observations: Observation[];
+  collector: CollectorState;
+  bpfMaps: BpfMapsState | null;
+}> {
   const observer = new HostObserver({ ...config, sampleIntervalMs: DOCTOR_INTERVAL_MS, bcc: false });
   await observer.start();
   // Path MTU checks of the configured targets run once, alongside sampling (each under its timeouts).
@@ -40,7 +47,7 @@ export async function runDoctor(
   }
   // The console diagnoses a 60 s window and wants 10 s of coverage for rates; doctor takes what it has.
   const findings = diagnose(observations, { minCoverageSeconds: Math.max(1, seconds) });
-  return { findings, observations, collector };
+  return { findings, observations, collector, bpfMaps: redirectStatsSource.state() };
 }
 
 function subjectText(f: Finding): string {
@@ -58,6 +65,16 @@ function subjectText(f: Finding): string {
 export interface DoctorSetup {
   helpers?: readonly HelperChoice[];
   collector?: CollectorState;
+  /** How tide-redirect's counters were read; null = no tide-redirect configured. */
+  bpfMaps?: BpfMapsState | null;
+  /** Whether the npm bpf module loads (said when no tide-redirect is read). */
+  nodeBpf?: { ok: boolean; detail: string };
+}
+
+/** The npm bpf module's load result, for doctor. */
+export function nodeBpfStatus(): { ok: boolean; detail: string } {
+  const r = loadNodeBpf();
+  return r.ok ? { ok: true, detail: "loaded" } : { ok: false, detail: r.error };
 }
 
 /** Human report of a doctor run. */
@@ -83,6 +100,14 @@ export function formatDoctor(
         ? "  namespaces sampled by tide-nsdiag"
         : `  namespaces sampled by ss per namespace (fallback: ${c.reason ?? "?"})`,
     );
+  const maps = setup.bpfMaps;
+  if (maps !== undefined && maps !== null)
+    lines.push(
+      maps.source === "node-bpf"
+        ? `  tide-redirect counters: node-bpf (pinned map ${maps.pinPath ?? "?"})`
+        : `  tide-redirect counters: json over the control socket (fallback: ${maps.reason ?? "?"})`,
+    );
+  else if (setup.nodeBpf !== undefined) lines.push(`  npm bpf module: ${setup.nodeBpf.detail}`);
   if (last !== undefined) {
     for (const p of last.probes)
       if (p.state === "off") lines.push(`  probe ${p.probe} off: ${p.reason} (${p.detail})`);

@@ -5,6 +5,7 @@ import {
   type DirectorLoadTableResult,
 } from "@tide/contracts";
 import { z } from "zod";
+import { redirectStatsSource, type RedirectStatsSource } from "../bpf/redirect-stats-source";
 import { controlExchange } from "./control-client";
 
 const RedirectReply = <T extends z.ZodType>(result: T) =>
@@ -80,25 +81,49 @@ export async function directorState(socket: string): Promise<DataPlaneState> {
   }
 }
 
-/** status + stats of tide-redirect over its control socket. */
-export async function redirectState(socket: string): Promise<DataPlaneState> {
+/** How redirectState reads the counters; both optional. */
+export interface RedirectReadOptions {
+  /**
+   * tide-redirect's --pin-dir: its counters are read from the pinned stats map (npm `bpf`), not
+   * from the socket's JSON, when the module loads and the pin is readable. null = JSON only.
+   */
+  pinDir?: string | null;
+  /** Chooses and remembers the path (the agent's shared one unless a test passes its own). */
+  source?: RedirectStatsSource;
+}
+
+/**
+ * status of tide-redirect over its control socket, and its counters from the pinned stats map when
+ * it can be read (see RedirectReadOptions), else from the socket's `stats` reply (the fallback).
+ */
+export async function redirectState(socket: string, options: RedirectReadOptions = {}): Promise<DataPlaneState> {
+  const fromMap = (options.source ?? redirectStatsSource).read(options.pinDir ?? null);
   try {
-    const [status, stats] = await controlExchange(socket, [
-      { id: 1, cmd: "status" },
-      { id: 2, cmd: "stats" },
-    ]);
-    const s = RedirectReply(redirectControlResults.status).safeParse(status);
-    const t = RedirectReply(redirectControlResults.stats).safeParse(stats);
+    const replies = await controlExchange(
+      socket,
+      fromMap !== null ? [{ id: 1, cmd: "status" }] : [
+        { id: 1, cmd: "status" },
+        { id: 2, cmd: "stats" },
+      ],
+    );
+    const s = RedirectReply(redirectControlResults.status).safeParse(replies[0]);
     if (!s.success) return unreachable("redirect", socket, "bad status reply");
     if (!s.data.ok) return unreachable("redirect", socket, `status: ${s.data.error.code}: ${s.data.error.message}`);
-    return {
+    const state: DataPlaneState = {
       component: "redirect",
       socket,
       reachable: true,
-      error: t.success ? (t.data.ok ? null : `stats: ${t.data.error.code}`) : "bad stats reply",
+      error: null,
       version: s.data.result.version,
       tableHashes: {},
       directorCounters: null,
+      redirectCounters: fromMap,
+    };
+    if (fromMap !== null) return state;
+    const t = RedirectReply(redirectControlResults.stats).safeParse(replies[1]);
+    return {
+      ...state,
+      error: t.success ? (t.data.ok ? null : `stats: ${t.data.error.code}`) : "bad stats reply",
       redirectCounters: t.success && t.data.ok ? t.data.result.counters : null,
     };
   } catch (err) {

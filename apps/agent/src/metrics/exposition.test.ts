@@ -41,3 +41,29 @@ describe("/metrics: the console link", () => {
     expect(text).toContain('tide_agent_samples_dropped_total{reason="too_old"} 5');
   });
 });
+
+describe("/metrics: how BPF maps are read", () => {
+  it("says node-bpf when the pinned map was read", () => {
+    const text = renderMetrics(null, [], {
+      bufferedSamples: 0,
+      consoleConnected: null,
+      bpfMaps: { component: "redirect", source: "node-bpf", reason: null, pinPath: "/run/tide/bpf/x" },
+    });
+    expect(text).toContain("# TYPE tide_agent_bpf_maps gauge");
+    expect(text).toContain('tide_agent_bpf_maps{component="redirect",source="node-bpf",reason=""} 1');
+  });
+
+  it("says json and why on the fallback, nothing when tide-redirect is not read", () => {
+    const text = renderMetrics(null, [], {
+      bufferedSamples: 0,
+      consoleConnected: null,
+      bpfMaps: { component: "redirect", source: "json", reason: "no pinned map", pinPath: null },
+    });
+    expect(text).toContain(
+      'tide_agent_bpf_maps{component="redirect",source="json",reason="no pinned map"} 1',
+    );
+    expect(
+      renderMetrics(null, [], { bufferedSamples: 0, consoleConnected: null, bpfMaps: null }),
+    ).not.toContain("tide_agent_bpf_maps");
+  });
+});

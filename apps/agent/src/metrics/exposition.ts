@@ -1,4 +1,5 @@
 import type { DataPlaneState, Observation } from "@tide/contracts";
+import { redirectStatsSource, type BpfMapsState } from "../bpf/redirect-stats-source";
 import type { CollectorState } from "../sampling/namespace-sampler";
 
 /** Counters exported per namespace: nstat name -> metric name (Prometheus conventions, _total). */
@@ -76,6 +77,11 @@ export function renderMetrics(
     sysctlAgesMs?: ReadonlyMap<number, number>;
     /** How namespaces are sampled (tide-nsdiag, or the ss-per-namespace fallback and why). */
     collector?: CollectorState;
+    /**
+     * How tide-redirect's counters were last read: its pinned map through npm `bpf`, or the control
+     * socket's JSON and why. Undefined = the agent's shared redirectStatsSource; null = not reported.
+     */
+    bpfMaps?: BpfMapsState | null;
   },
 ): string {
   const e = new Exposition();
@@ -115,6 +121,15 @@ export function renderMetrics(
       );
     }
   }
+  const maps = agent.bpfMaps === undefined ? redirectStatsSource.state() : agent.bpfMaps;
+  if (maps !== null)
+    e.add(
+      "tide_agent_bpf_maps",
+      "gauge",
+      "1 for how data plane counters are read: node-bpf (pinned BPF map, npm bpf) or json (control socket, fallback)",
+      { component: maps.component, source: maps.source, reason: maps.reason ?? "" },
+      1,
+    );
   if (agent.consoleConnected !== null)
     e.add(
       "tide_agent_console_connected",
