@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { HealthCheckJob } from "./proxy-health";
 import { DirectorCounters } from "./director-control";
 import { HostId, ObservationBatch, ProbeAvailability } from "./observations";
 import { RedirectCounters } from "./redirect-control";
@@ -72,6 +73,10 @@ export const DesiredState = z
       .array(z.strictObject({ target: z.string(), sizes: z.array(z.int().min(68).max(9000)) }))
       .describe("Paths to probe with tracepath / ping -M do"),
     directorTables: z.array(DesiredDirectorTable).describe("Tables this host's director must serve"),
+    healthChecks: z
+      .array(HealthCheckJob)
+      .default([])
+      .describe("Proxies this director host checks, per pool (empty on other hosts)"),
   })
   .describe("What the console wants this host to do");
 export type DesiredState = z.infer<typeof DesiredState>;

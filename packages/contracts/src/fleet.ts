@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DirectorId, PoolId, ProxyId, TableVersionId } from "./ids";
+import { PoolHealthCheck } from "./proxy-health";
 
 export const ProxyState = z
   .enum(["active", "draining", "inactive", "filling"])
@@ -29,6 +30,10 @@ export const ProxyHealth = z.object({
   healthy: z.boolean().describe("Health check result (all checks must pass)"),
   reason: z.string().describe("Why the proxy is (un)healthy, from the last health change"),
   changedAt: z.string().datetime().describe("When health last changed (ISO 8601)"),
+  pinned: z
+    .boolean()
+    .nullable()
+    .describe("An operator's pin: health held healthy (true) or unhealthy (false); null = the checks decide"),
 });
 
 export const Proxy = z
@@ -74,6 +79,7 @@ export const PoolSummary = z
     name: z.string().describe("Pool name (unique)"),
     description: z.string().describe("What the pool serves, for humans"),
     hashFields: z.array(HashField).describe("Fields hashed to pick a row, in hashing order"),
+    healthCheck: PoolHealthCheck.describe("How the directors check this pool's proxies"),
     binds: z.array(Bind).describe("The VIP binds whose packets this pool receives"),
     proxyCounts: z
       .object({
@@ -169,6 +175,21 @@ export const UpdatePoolInput = z
 export const SetBindsInput = z
   .object({ poolId: PoolId, binds: BindList, reason: ChangeReason })
   .describe("Replace a pool's binds (a new table version; no row moves)");
+
+export const SetHealthCheckInput = z
+  .object({ poolId: PoolId, healthCheck: PoolHealthCheck, reason: ChangeReason })
+  .describe("Set how the directors check a pool's proxies (no table change until health changes)");
+
+export const SetHealthPinInput = z
+  .object({
+    proxyId: ProxyId,
+    pinned: z
+      .boolean()
+      .nullable()
+      .describe("true: hold healthy, false: hold unhealthy, null: the health checks decide again"),
+    reason: z.string().min(1).max(500).describe("Why (kept in the audit log)"),
+  })
+  .describe("Pin a proxy's health whatever the checks say, or unpin it");
 
 export const SetHashFieldsInput = z
   .object({ poolId: PoolId, hashFields: HashFieldList, reason: ChangeReason })

@@ -13,3 +13,4 @@ export * from "./users";
 export * from "./director-sync";
 export * from "./text";
 export * from "./healthcheck-wire";
+export * from "./proxy-health";

@@ -9,6 +9,7 @@ export const poolPublicSelect = {
   name: true,
   description: true,
   hashFields: true,
+  healthCheck: true,
   createdAt: true,
 } satisfies Prisma.PoolSelect;
 
@@ -31,6 +32,7 @@ export const proxySelect = {
   healthy: true,
   healthReason: true,
   healthChangedAt: true,
+  healthPinned: true,
   slot: true,
 } satisfies Prisma.ProxySelect;
 

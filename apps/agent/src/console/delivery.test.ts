@@ -14,6 +14,7 @@ const DESIRED: DesiredState = {
   batchMaxObservations: 60,
   pmtuTargets: [],
   directorTables: [],
+  healthChecks: [],
 };
 
 /**

@@ -1,4 +1,6 @@
 import {
+  AgentHealthReply,
+  AgentHealthReport,
   AgentHello,
   AgentHelloReply,
   AgentObservationsIn,
@@ -13,6 +15,7 @@ import { agentDesired, agentHello } from "../services/agent.service";
 import { DESIRED_WAIT_MAX_MS } from "../services/desired-state.service";
 import { recordDirectorSync } from "../services/director-sync.service";
 import { ingestObservations } from "../services/ingest.service";
+import { recordHealthReport } from "../services/proxy-health.service";
 import { agentProcedure, router } from "../trpc";
 
 /** tide-agent <-> console (contracts/agent-protocol.ts); host tokens only. */
@@ -55,6 +58,19 @@ export const agentRouter = router({
         ...(r.refused ? { refused: r.refused } : {}),
       };
     }),
+  health: agentProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/agent/health",
+        tags: ["agent"],
+        summary:
+          "A director host's views of the proxies it checks; the console combines all directors' views and sets each proxy's table health",
+      },
+    })
+    .input(AgentHealthReport)
+    .output(AgentHealthReply)
+    .mutation(({ ctx, input }) => recordHealthReport(ctx.db, ctx.host, input)),
   desired: agentProcedure
     .meta({
       openapi: {

@@ -10,6 +10,7 @@ import {
   RemovePoolInput,
   SetBindsInput,
   SetHashFieldsInput,
+  SetHealthCheckInput,
   UpdatePoolInput,
 } from "@tide/contracts";
 import { z } from "zod";
@@ -20,6 +21,7 @@ import {
   removePool,
   setBinds,
   setHashFields,
+  setHealthCheck,
   updatePool,
 } from "../services/pool.service";
 import { adminProcedure, readProcedure, router } from "../trpc";
@@ -78,6 +80,19 @@ export const poolsRouter = router({
     .input(SetBindsInput)
     .output(PoolChangeResult)
     .mutation(({ ctx, input }) => setBinds(ctx.db, ctx.actor, input)),
+  setHealthCheck: adminProcedure
+    .meta({
+      openapi: {
+        method: "PUT",
+        path: "/pools/{poolId}/health-check",
+        tags: ["pools"],
+        summary:
+          "Set how the directors check the pool's proxies (GUE path, HTTP or TCP; interval, timeout, rise, fall)",
+      },
+    })
+    .input(SetHealthCheckInput)
+    .output(PoolDetail)
+    .mutation(({ ctx, input }) => setHealthCheck(ctx.db, ctx.actor, input)),
   setHashFields: adminProcedure
     .meta({
       openapi: {

@@ -1,4 +1,4 @@
-import { safeText } from "@tide/contracts";
+import { HealthChange, Proxy, safeText, SetHealthPinInput } from "@tide/contracts";
 import {
   ProxyAction,
   ProxyIdInput,
@@ -11,6 +11,7 @@ import {
 } from "@tide/contracts";
 import { z } from "zod";
 import { createProxy, removeProxy, setProxyHealth } from "../services/proxy-lifecycle.service";
+import { setHealthPin } from "../services/proxy-health.service";
 import { previewTransition, transitionProxy } from "../services/proxy-transition.service";
 import { adminProcedure, operateProcedure, readProcedure, router } from "../trpc";
 import { proxiesListProcedure } from "./fleet.router";
@@ -75,6 +76,18 @@ export const proxiesRouter = router({
     .input(z.object({ proxyId: ProxyId, healthy: z.boolean(), reason: safeText().min(1).max(500) }))
     .output(TransitionResult)
     .mutation(({ ctx, input }) => setProxyHealth(ctx.db, ctx.actor, input)),
+  setHealthPin: operateProcedure
+    .meta({
+      openapi: {
+        method: "PUT",
+        path: "/proxies/{proxyId}/health-pin",
+        tags: ["proxies"],
+        summary: "Pin a proxy's health (true/false) whatever the directors' checks say, or unpin it (null)",
+      },
+    })
+    .input(SetHealthPinInput)
+    .output(z.object({ proxy: Proxy, changed: z.array(HealthChange) }))
+    .mutation(({ ctx, input }) => setHealthPin(ctx.db, ctx.actor, input)),
   create: adminProcedure
     .meta({
       openapi: {

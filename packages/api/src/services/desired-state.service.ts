@@ -1,4 +1,4 @@
-import type { DesiredState } from "@tide/contracts";
+import { poolHealthCheck, REDIRECT_DEFAULT_GUE_PORT, type DesiredState } from "@tide/contracts";
 import type { Db } from "@tide/db";
 import { createHash } from "node:crypto";
 
@@ -11,7 +11,8 @@ export const DESIRED_BATCH_MAX_OBSERVATIONS = 60;
  * What the console wants a host to do. Director tables come from the Director row whose hostname
  * equals the host name (directors are registered by hostname): the current table version of each
  * of its pools. A host that is no director gets none. PMTU targets are the host's, set by operators
- * (services/pmtu-targets.service.ts).
+ * (services/pmtu-targets.service.ts). A director host also checks the proxies in rotation of each
+ * of its pools whose health checks are on (services/proxy-health.service.ts).
  */
 async function desiredBody(
   db: Db,
@@ -20,10 +21,34 @@ async function desiredBody(
 ): Promise<Omit<DesiredState, "revision">> {
   const director = await db.director.findUnique({
     where: { hostname },
-    select: { pools: { select: { id: true, name: true }, orderBy: { name: "asc" } } },
+    select: {
+      pools: {
+        select: {
+          id: true,
+          name: true,
+          healthCheck: true,
+          proxies: {
+            where: { state: { not: "inactive" } },
+            select: { id: true, address: true, hostname: true },
+            orderBy: { slot: "asc" },
+          },
+        },
+        orderBy: { name: "asc" },
+      },
+    },
   });
   const directorTables: DesiredState["directorTables"] = [];
+  const healthChecks: DesiredState["healthChecks"] = [];
   for (const pool of director?.pools ?? []) {
+    const check = poolHealthCheck(pool.healthCheck);
+    if (check.enabled && pool.proxies.length > 0)
+      healthChecks.push({
+        poolId: pool.id,
+        pool: pool.name,
+        guePort: REDIRECT_DEFAULT_GUE_PORT,
+        check,
+        proxies: pool.proxies.map((p) => ({ proxyId: p.id, address: p.address, hostname: p.hostname })),
+      });
     const v = await db.tableVersion.findFirst({
       where: { poolId: pool.id },
       orderBy: { version: "desc" },
@@ -43,6 +68,7 @@ async function desiredBody(
     batchMaxObservations: DESIRED_BATCH_MAX_OBSERVATIONS,
     pmtuTargets,
     directorTables,
+    healthChecks,
   };
 }
 

@@ -1,4 +1,5 @@
 import {
+  poolHealthCheck,
   TideError,
   type Director,
   type HashField,
@@ -25,7 +26,12 @@ export function toProxy(p: ProxyRow): Proxy {
     hostname: p.hostname,
     state: p.state,
     stateChangedAt: p.stateChangedAt.toISOString(),
-    health: { healthy: p.healthy, reason: p.healthReason, changedAt: p.healthChangedAt.toISOString() },
+    health: {
+      healthy: p.healthy,
+      reason: p.healthReason,
+      changedAt: p.healthChangedAt.toISOString(),
+      pinned: p.healthPinned,
+    },
     slot: p.slot,
   };
 }
@@ -60,6 +66,7 @@ type PoolWithRelations = {
   name: string;
   description: string;
   hashFields: string[];
+  healthCheck: unknown;
   binds: {
     id: string;
     address: string;
@@ -85,6 +92,7 @@ function toPoolSummary(p: PoolWithRelations): PoolSummary {
     name: p.name,
     description: p.description,
     hashFields: p.hashFields as HashField[],
+    healthCheck: poolHealthCheck(p.healthCheck),
     binds: p.binds,
     proxyCounts: counts,
     directorIds: p.directors.map((d) => d.id),

@@ -3,7 +3,9 @@ import { isIP } from "node:net";
 import {
   MAX_POOL_BINDS,
   newId,
+  poolHealthCheck,
   TideError,
+  type PoolHealthCheck,
   type HashField,
   type HashFieldsPreview,
   type PoolDetail,
@@ -253,6 +255,39 @@ export async function updatePool(
     if (nameTaken(e)) throw fieldError("conflict", "name", `A pool named "${input.name}" already exists.`);
     throw e;
   }
+  return getPool(db, input.poolId);
+}
+
+/**
+ * Set how the directors check the pool's proxies. No table version: health changes write their own
+ * when the checks say so. Turning checks off leaves each proxy's health as it is (unpin or set it).
+ */
+export async function setHealthCheck(
+  db: Db,
+  actor: Actor,
+  input: { poolId: string; healthCheck: PoolHealthCheck; reason?: string | undefined },
+): Promise<PoolDetail> {
+  await db.$transaction(async (tx) => {
+    await lockPool(tx, input.poolId);
+    const before = await tx.pool.findUniqueOrThrow({
+      where: { id: input.poolId },
+      select: { healthCheck: true },
+    });
+    await tx.pool.update({
+      where: { id: input.poolId },
+      data: { healthCheck: input.healthCheck as unknown as Prisma.InputJsonValue },
+    });
+    await recordAudit(tx, {
+      ...actorRef(actor),
+      action: "pool.health_check",
+      targetType: "pool",
+      targetId: input.poolId,
+      poolId: input.poolId,
+      before: poolHealthCheck(before.healthCheck),
+      after: input.healthCheck,
+      reason: input.reason ?? "",
+    });
+  }, TRANSACTION_OPTIONS);
   return getPool(db, input.poolId);
 }
 

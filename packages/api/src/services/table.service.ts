@@ -45,12 +45,22 @@ export function isBuildable(proxies: readonly { state: ProxyState }[]): boolean 
   return proxies.some((p) => p.state !== "inactive");
 }
 
+/**
+ * Every proxy in rotation is unhealthy: the table is built as if all were healthy (GLB's fail open),
+ * so health checks alone never empty a pool; a check that fails everywhere is more likely the
+ * checker's problem than every proxy's.
+ */
+export function failsOpen(proxies: readonly { state: ProxyState; healthy: boolean }[]): boolean {
+  const inRotation = proxies.filter((p) => p.state !== "inactive");
+  return inRotation.length > 0 && inRotation.every((p) => !p.healthy);
+}
+
 /** Build the table a pool would serve with these proxy states (nothing is written). */
 export async function buildPoolTable(
   db: Tx,
   poolId: string,
   proxies: readonly BuildProxy[],
-): Promise<PoolTable & { bytes: Uint8Array; contentHash: string }> {
+): Promise<PoolTable & { bytes: Uint8Array; contentHash: string; failOpen: boolean }> {
   const pool = await db.pool.findUnique({
     where: { id: poolId },
     select: {
@@ -65,6 +75,7 @@ export async function buildPoolTable(
     },
   });
   if (!pool) throw new TideError("not_found", `Pool ${poolId} does not exist.`);
+  const failOpen = failsOpen(proxies);
   const table = buildTableForPool(
     {
       hashKey: pool.hashKey,
@@ -72,7 +83,7 @@ export async function buildPoolTable(
       binds: pool.binds,
       hashFields: normalizeHashFields(pool.hashFields),
     },
-    proxies.map((p) => ({ address: p.address, state: p.state, healthy: p.healthy })),
+    proxies.map((p) => ({ address: p.address, state: p.state, healthy: failOpen || p.healthy })),
   );
   const bytes = encodeGlbd([table]);
   const backends = proxies.map((p, slot) => ({
@@ -81,9 +92,10 @@ export async function buildPoolTable(
     address: p.address,
     hostname: p.hostname,
     state: p.state,
-    healthy: p.healthy,
+    // As built: a table that fails open serves every proxy as healthy.
+    healthy: failOpen || p.healthy,
   }));
-  return { table, backends, bytes, contentHash: tableContentHash(bytes) };
+  return { table, backends, bytes, contentHash: tableContentHash(bytes), failOpen };
 }
 
 /** Write a new immutable version for a pool (inside the caller's transaction, under the pool lock). */
@@ -111,7 +123,9 @@ export async function insertTableVersion(
       contentHash: built.contentHash,
       content: Buffer.from(built.bytes),
       backends: built.backends as unknown as Prisma.InputJsonValue,
-      cause: input.cause,
+      cause: built.failOpen
+        ? `${input.cause} (fail open: every proxy in rotation is unhealthy, built as if all were healthy)`
+        : input.cause,
       reason: input.reason,
       ...input.actor,
     },

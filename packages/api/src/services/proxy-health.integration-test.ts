@@ -1,0 +1,214 @@
+import type { HealthCheckOutcome, ProxyHealthView } from "@tide/contracts";
+import { createDb, type Db } from "@tide/db";
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
+import type { HostCaller } from "../auth/host-tokens.service";
+import { callerFor, makePool, makeUser, restCall, truncateAll } from "../testing/fixtures";
+import { desiredStateFor } from "./desired-state.service";
+import { RECOVER_HOLD_MS } from "./proxy-health.plan";
+import { HEALTH_ACTION, recordHealthReport, setHealthPin } from "./proxy-health.service";
+
+let db: Db;
+
+beforeAll(() => {
+  db = createDb(inject("databaseUrl"), { max: 8 });
+});
+afterAll(async () => {
+  await db.$disconnect();
+});
+beforeEach(async () => {
+  await truncateAll(db);
+});
+
+const gue = (ok: boolean): HealthCheckOutcome => ({
+  kind: "gue",
+  ok,
+  latencyUs: ok ? 400 : null,
+  detail: ok ? "echo reply" : "timeout after 1000 ms",
+  at: new Date().toISOString(),
+});
+const http = (ok: boolean): HealthCheckOutcome => ({
+  kind: "http",
+  ok,
+  latencyUs: 900,
+  detail: ok ? "HTTP 200" : "HTTP 503 (expected 200)",
+  at: new Date().toISOString(),
+});
+
+/** A pool of three active proxies served by two directors (dir-a, dir-b), health checks on. */
+async function fleet() {
+  const admin = await makeUser(db, "admin");
+  const pool = await makePool(db, "www", 3);
+  const callers: Record<string, HostCaller> = {};
+  for (const hostname of ["dir-a", "dir-b"]) {
+    await db.director.create({
+      data: { id: `dir_${hostname.replace("-", "")}0000`, hostname, pools: { connect: { id: pool.id } } },
+    });
+    const host = await db.host.create({
+      data: { id: `host_${hostname.replace("-", "")}0000`, name: hostname, roles: ["director"] },
+    });
+    callers[hostname] = { hostId: host.id, hostname, tokenId: "htk_test", label: `host ${hostname}` };
+  }
+  const api = callerFor(db, admin);
+  await api.pools.setHealthCheck({
+    poolId: pool.id,
+    healthCheck: {
+      enabled: true,
+      intervalMs: 2000,
+      timeoutMs: 1000,
+      rise: 3,
+      fall: 3,
+      gue: true,
+      service: { kind: "http", port: 80, path: "/health", expectStatus: 200 },
+    },
+  });
+  const proxies = (await api.pools.get({ poolId: pool.id })).proxies;
+  const view = (
+    i: number,
+    up: boolean | null,
+    checks = [gue(up !== false), http(true)],
+  ): ProxyHealthView => ({
+    poolId: pool.id,
+    proxyId: proxies[i]!.id,
+    up,
+    since: new Date().toISOString(),
+    checks,
+  });
+  const report = (director: string, views: ProxyHealthView[], now = new Date()) =>
+    recordHealthReport(db, callers[director]!, { views }, now);
+  const health = async () =>
+    (await api.pools.get({ poolId: pool.id })).proxies.map((p) => (p.health.healthy ? "up" : "down"));
+  const latest = () =>
+    db.tableVersion.findFirstOrThrow({ where: { poolId: pool.id }, orderBy: { version: "desc" } });
+  return { admin, api, pool, proxies, view, report, health, latest, callers };
+}
+
+describe("proxy health from the directors' checks", () => {
+  it("sends each director host its checks: the pool's settings and its proxies in rotation", async () => {
+    const f = await fleet();
+    const desired = await desiredStateFor(db, f.callers["dir-a"]!.hostId);
+    expect(desired.healthChecks).toEqual([
+      expect.objectContaining({
+        poolId: f.pool.id,
+        pool: "www",
+        guePort: 19523,
+        check: expect.objectContaining({ enabled: true, service: expect.objectContaining({ kind: "http" }) }),
+        proxies: f.proxies.map((p) => ({ proxyId: p.id, address: p.address, hostname: p.hostname })),
+      }),
+    ]);
+    // Checks off: nothing to check.
+    await f.api.pools.setHealthCheck({
+      poolId: f.pool.id,
+      healthCheck: { ...desired.healthChecks[0]!.check, enabled: false },
+    });
+    expect((await desiredStateFor(db, f.callers["dir-a"]!.hostId)).healthChecks).toEqual([]);
+  });
+
+  it("marks a proxy unhealthy when the directors agree, keeps it on a tie, and writes a version and an audit naming the checks", async () => {
+    const f = await fleet();
+    const v1 = (await f.latest()).version;
+
+    const first = await f.report("dir-a", [f.view(0, false), f.view(1, true), f.view(2, true)]);
+    const tie = await f.report("dir-b", [f.view(0, true), f.view(1, true), f.view(2, true)]);
+    expect(first.accepted).toBe(3);
+    // dir-a alone said down first (the only fresh view), then dir-b's "up" made it a tie: no flip back.
+    expect(first.changed.map((c) => c.healthy)).toEqual([false]);
+    expect(tie.changed).toEqual([]);
+    expect(await f.health()).toEqual(["down", "up", "up"]);
+
+    const version = await f.latest();
+    expect(version.version).toBe(v1 + 1);
+    expect(version.cause).toBe("health: www-proxy-1 down");
+    expect(version.actorLabel).toBe("health checks");
+    expect((version.backends as { healthy: boolean }[]).map((b) => b.healthy)).toEqual([false, true, true]);
+    const audit = await db.auditEvent.findFirstOrThrow({
+      where: { action: HEALTH_ACTION, targetId: f.proxies[0]!.id },
+    });
+    expect(audit.after).toMatchObject({ healthy: false, failing: ["dir-a gue: timeout after 1000 ms"] });
+    expect(audit.reason).toContain("dir-a gue: timeout after 1000 ms");
+  });
+
+  it("fails open when every proxy in rotation is unhealthy, and recovers after the hold", async () => {
+    const f = await fleet();
+    const allDown = [0, 1, 2].map((i) => f.view(i, false));
+    await f.report("dir-a", allDown);
+    await f.report("dir-b", allDown);
+    expect(await f.health()).toEqual(["down", "down", "down"]);
+    const open = await f.latest();
+    expect(open.cause).toMatch(/fail open: every proxy in rotation is unhealthy/);
+    // The table is built as if all were healthy: health alone never empties a pool.
+    expect((open.backends as { healthy: boolean }[]).map((b) => b.healthy)).toEqual([true, true, true]);
+
+    const allUp = [0, 1, 2].map((i) => f.view(i, true));
+    const soon = await f.report("dir-a", allUp);
+    expect(soon.changed).toEqual([]); // held: it went down moments ago
+    const later = new Date(Date.now() + 2 * RECOVER_HOLD_MS + 1_000);
+    await f.report("dir-a", allUp, later);
+    await f.report("dir-b", allUp, later);
+    expect(await f.health()).toEqual(["up", "up", "up"]);
+  });
+
+  it("lets an operator pin health (audited) over the checks, and unpin it", async () => {
+    const f = await fleet();
+    const operator = await makeUser(db, "operator");
+    const pinned = await setHealthPin(db, operator, {
+      proxyId: f.proxies[1]!.id,
+      pinned: false,
+      reason: "kernel upgrade",
+    });
+    expect(pinned.proxy.health).toMatchObject({
+      healthy: false,
+      pinned: false,
+      reason: "pinned unhealthy by an operator",
+    });
+    expect((await f.latest()).cause).toBe("health: www-proxy-2 down");
+    const pinAudit = await db.auditEvent.findFirstOrThrow({ where: { action: "proxy.health_pin" } });
+    expect(pinAudit).toMatchObject({ actorLabel: operator.email, reason: "kernel upgrade" });
+
+    // The checks say up: the pin holds.
+    await f.report("dir-a", [f.view(1, true)]);
+    await f.report("dir-b", [f.view(1, true)]);
+    expect(await f.health()).toEqual(["up", "down", "up"]);
+    await expect(
+      setHealthPin(db, operator, { proxyId: f.proxies[1]!.id, pinned: false, reason: "again" }),
+    ).rejects.toThrow(/already pinned unhealthy/);
+
+    // Unpinned, the checks decide again (after the recovery hold).
+    await setHealthPin(db, operator, { proxyId: f.proxies[1]!.id, pinned: null, reason: "done" });
+    const later = new Date(Date.now() + 2 * RECOVER_HOLD_MS + 1_000);
+    await f.report("dir-a", [f.view(1, true)], later);
+    await f.report("dir-b", [f.view(1, true)], later);
+    expect(await f.health()).toEqual(["up", "up", "up"]);
+  });
+
+  it("takes reports only from directors, about proxies they serve", async () => {
+    const f = await fleet();
+    const other = await makePool(db, "api", 2);
+    const otherProxy = (await f.api.pools.get({ poolId: other.id })).proxies[0]!;
+    const r = await f.report("dir-a", [
+      f.view(0, true),
+      { ...f.view(0, true), poolId: other.id, proxyId: otherProxy.id },
+      { ...f.view(0, true), proxyId: "prx_nosuchproxy00" },
+    ]);
+    expect(r.accepted).toBe(1);
+    expect(r.ignored.map((i) => i.reason)).toEqual([
+      `this director does not serve pool ${other.id}`,
+      `no proxy prx_nosuchproxy00 in pool ${f.pool.id}`,
+    ]);
+
+    // Over REST with a host token: a host that is no director is refused with a reason.
+    const { token } = await f.api.hostTokens.create({ hostname: "lb-web-1" });
+    const refused = await restCall(db, "POST", "/agent/health", {
+      token,
+      body: { views: [f.view(0, false)] },
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body?.["message"]).toMatch(/not a registered director/);
+    const dirToken = (await f.api.hostTokens.create({ hostname: "dir-a" })).token;
+    const ok = await restCall(db, "POST", "/agent/health", {
+      token: dirToken,
+      body: { views: [f.view(0, true)] },
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ accepted: 1, ignored: [], changed: [] });
+  });
+});

@@ -1,0 +1,240 @@
+import { HealthCheckOutcome, TideError, type AgentHealthReport, type Proxy } from "@tide/contracts";
+import { proxySelect, type Db, type Prisma } from "@tide/db";
+import { z } from "zod";
+import { actorRef, type Actor } from "../auth/actor";
+import type { HostCaller } from "../auth/host-tokens.service";
+import { recordAudit } from "./audit.service";
+import { toProxy } from "./fleet.service";
+import { lockPool, TRANSACTION_OPTIONS } from "./pool-lock";
+import {
+  FLAP_WINDOW_MS,
+  isDecision,
+  planProxyHealth,
+  type HealthDecision,
+  type ProxyHealthInput,
+} from "./proxy-health.plan";
+import { insertTableVersion, isBuildable } from "./table.service";
+
+/**
+ * Proxy health from the directors' checks (issue 12): director hosts' agents report their views
+ * (POST /agent/health), this stores them and sets each proxy's table health by
+ * proxy-health.plan.ts, writing one table version (cause "health: …") and an audit event per
+ * proxy that names the failing checks. Operators can pin a proxy's health (audited).
+ */
+
+/** Who health changes are written as (table versions and audit events). */
+export const HEALTH_ACTOR = { actorKind: "system", actorId: null, actorLabel: "health checks" } as const;
+export const HEALTH_ACTION = "proxy.health";
+
+const StoredChecks = z.array(HealthCheckOutcome);
+
+export interface HealthReportResult {
+  /** Views stored. */
+  accepted: number;
+  /** Views of proxies this director does not serve (another pool, removed): not stored. */
+  ignored: { proxyId: string; reason: string }[];
+  /** Health changes this report caused. */
+  changed: { proxyId: string; healthy: boolean; reason: string }[];
+}
+
+/** Store a director host's views and apply what they change. */
+export async function recordHealthReport(
+  db: Db,
+  host: HostCaller,
+  report: AgentHealthReport,
+  now = new Date(),
+): Promise<HealthReportResult> {
+  const director = await db.director.findUnique({
+    where: { hostname: host.hostname },
+    select: { id: true, pools: { select: { id: true } } },
+  });
+  if (!director) {
+    throw new TideError(
+      "forbidden",
+      `Host ${host.hostname} is not a registered director: only directors' agents report proxy health.`,
+    );
+  }
+  const served = new Set(director.pools.map((p) => p.id));
+  const proxies = await db.proxy.findMany({
+    where: { id: { in: report.views.map((v) => v.proxyId) } },
+    select: { id: true, poolId: true },
+  });
+  const poolOf = new Map(proxies.map((p) => [p.id, p.poolId]));
+  const ignored: HealthReportResult["ignored"] = [];
+  const pools = new Set<string>();
+  let accepted = 0;
+  for (const v of report.views) {
+    const poolId = poolOf.get(v.proxyId);
+    if (poolId === undefined || poolId !== v.poolId) {
+      ignored.push({ proxyId: v.proxyId, reason: `no proxy ${v.proxyId} in pool ${v.poolId}` });
+      continue;
+    }
+    if (!served.has(poolId)) {
+      ignored.push({ proxyId: v.proxyId, reason: `this director does not serve pool ${poolId}` });
+      continue;
+    }
+    const data = {
+      up: v.up,
+      since: v.since === null ? null : new Date(v.since),
+      checks: v.checks as unknown as Prisma.InputJsonValue,
+      reportedAt: now,
+    };
+    await db.proxyHealthView.upsert({
+      where: { directorId_proxyId: { directorId: director.id, proxyId: v.proxyId } },
+      create: { directorId: director.id, proxyId: v.proxyId, ...data },
+      update: data,
+    });
+    accepted++;
+    pools.add(poolId);
+  }
+  const changed: HealthReportResult["changed"] = [];
+  for (const poolId of pools) changed.push(...(await reconcilePoolHealth(db, poolId, now)));
+  return { accepted, ignored, changed };
+}
+
+/**
+ * Apply the directors' views (and pins) to a pool's proxies: one table version for all changes,
+ * one audit event per changed proxy. Returns the changes (none: nothing written).
+ */
+export async function reconcilePoolHealth(
+  db: Db,
+  poolId: string,
+  now = new Date(),
+): Promise<HealthReportResult["changed"]> {
+  return db.$transaction(async (tx) => {
+    await lockPool(tx, poolId);
+    const pool = await tx.pool.findUniqueOrThrow({
+      where: { id: poolId },
+      select: { directors: { select: { id: true, hostname: true } } },
+    });
+    const proxies = await tx.proxy.findMany({
+      where: { poolId },
+      select: proxySelect,
+      orderBy: { slot: "asc" },
+    });
+    const directorName = new Map(pool.directors.map((d) => [d.id, d.hostname]));
+    const views = await tx.proxyHealthView.findMany({
+      where: { proxyId: { in: proxies.map((p) => p.id) }, directorId: { in: [...directorName.keys()] } },
+    });
+    const flips = await tx.auditEvent.groupBy({
+      by: ["targetId"],
+      where: {
+        action: HEALTH_ACTION,
+        actorKind: "system",
+        targetType: "proxy",
+        poolId,
+        createdAt: { gt: new Date(now.getTime() - FLAP_WINDOW_MS) },
+      },
+      _count: { _all: true },
+    });
+    const flipCount = new Map(flips.map((f) => [f.targetId, f._count._all]));
+    const decisions: HealthDecision[] = [];
+    for (const p of proxies) {
+      const input: ProxyHealthInput = {
+        proxyId: p.id,
+        hostname: p.hostname,
+        healthy: p.healthy,
+        pinned: p.healthPinned,
+        changedAt: p.healthChangedAt,
+        recentFlips: flipCount.get(p.id) ?? 0,
+        views: views
+          .filter((v) => v.proxyId === p.id)
+          .map((v) => ({
+            director: directorName.get(v.directorId) ?? v.directorId,
+            up: v.up,
+            reportedAt: v.reportedAt,
+            checks: StoredChecks.safeParse(v.checks).data ?? [],
+          })),
+      };
+      const d = planProxyHealth(input, now);
+      if (isDecision(d)) decisions.push(d);
+    }
+    if (decisions.length === 0) return [];
+    const decided = new Map(decisions.map((d) => [d.proxyId, d]));
+    const after = proxies.map((p) => {
+      const d = decided.get(p.id);
+      return d ? { ...p, healthy: d.healthy, healthReason: d.reason.slice(0, 500), healthChangedAt: now } : p;
+    });
+    for (const p of after) {
+      if (!decided.has(p.id)) continue;
+      await tx.proxy.update({
+        where: { id: p.id },
+        data: { healthy: p.healthy, healthReason: p.healthReason, healthChangedAt: now },
+      });
+    }
+    const names = (d: HealthDecision) =>
+      `${proxies.find((p) => p.id === d.proxyId)!.hostname} ${d.healthy ? "up" : "down"}`;
+    const version = isBuildable(after)
+      ? await insertTableVersion(tx, {
+          poolId,
+          proxies: after,
+          cause: `health: ${decisions.map(names).join(", ")}`,
+          reason: decisions
+            .map((d) => d.reason)
+            .join(" | ")
+            .slice(0, 2000),
+          actor: HEALTH_ACTOR,
+        })
+      : null;
+    for (const d of decisions) {
+      const before = proxies.find((p) => p.id === d.proxyId)!;
+      await recordAudit(tx, {
+        ...HEALTH_ACTOR,
+        action: HEALTH_ACTION,
+        targetType: "proxy",
+        targetId: d.proxyId,
+        poolId,
+        before: { healthy: before.healthy, reason: before.healthReason },
+        after: {
+          healthy: d.healthy,
+          reason: d.reason,
+          failing: d.failing,
+          pinned: d.pinned,
+          tableVersion: version?.version ?? null,
+        },
+        reason: d.reason.slice(0, 500),
+        tableVersionId: version?.id ?? null,
+      });
+    }
+    return decisions.map((d) => ({ proxyId: d.proxyId, healthy: d.healthy, reason: d.reason }));
+  }, TRANSACTION_OPTIONS);
+}
+
+/**
+ * Pin a proxy's health (true/false) whatever the checks say, or unpin it (null: the checks decide
+ * again). Audited; the pin takes effect at once (a table version when health changes).
+ */
+export async function setHealthPin(
+  db: Db,
+  actor: Actor,
+  input: { proxyId: string; pinned: boolean | null; reason: string },
+): Promise<{ proxy: Proxy; changed: HealthReportResult["changed"] }> {
+  const before = await db.proxy.findUnique({ where: { id: input.proxyId }, select: proxySelect });
+  if (!before) throw new TideError("not_found", `Proxy ${input.proxyId} does not exist.`);
+  if (before.healthPinned === input.pinned) {
+    throw new TideError(
+      "conflict",
+      input.pinned === null
+        ? `Proxy ${before.hostname} is not pinned.`
+        : `Proxy ${before.hostname} is already pinned ${input.pinned ? "healthy" : "unhealthy"}.`,
+    );
+  }
+  await db.$transaction(async (tx) => {
+    await lockPool(tx, before.poolId);
+    await tx.proxy.update({ where: { id: before.id }, data: { healthPinned: input.pinned } });
+    await recordAudit(tx, {
+      ...actorRef(actor),
+      action: "proxy.health_pin",
+      targetType: "proxy",
+      targetId: before.id,
+      poolId: before.poolId,
+      before: { pinned: before.healthPinned },
+      after: { pinned: input.pinned },
+      reason: input.reason,
+    });
+  }, TRANSACTION_OPTIONS);
+  // Unpinned, a proxy keeps the health it had until the directors' views say otherwise.
+  const changed = await reconcilePoolHealth(db, before.poolId);
+  const proxy = await db.proxy.findUniqueOrThrow({ where: { id: before.id }, select: proxySelect });
+  return { proxy: toProxy(proxy), changed };
+}
