@@ -3,15 +3,19 @@ import { release } from "node:os";
 import type { Server } from "node:http";
 import {
   AGENT_PROTOCOL_VERSION,
+  AgentHealthReply,
   type DataPlaneState,
   type DesiredState,
   type Observation,
 } from "@tide/contracts";
 import { BccTools } from "./bcc/bcc-tools";
+import { checkoutRoots, findHelper, INSTALLED_HELPER_DIR } from "./binaries";
 import type { AgentConfig } from "./config";
 import { ConsoleLink, redact, type ConsoleLinkOptions } from "./console/console-link";
 import { directorState, redirectState } from "./dataplane/data-plane-state";
 import { DirectorReconciler } from "./dataplane/director-reconciler";
+import { HealthChecker } from "./health/health-checker";
+import { HealthcheckClient } from "./health/healthcheck-client";
 import { renderMetrics } from "./metrics/exposition";
 import { serveMetrics } from "./metrics/server";
 import { mergeTargets, PmtuProber, type PmtuTarget } from "./pmtu/prober";
@@ -69,7 +73,8 @@ export class HostObserver {
   async dataPlane(): Promise<DataPlaneState[]> {
     const out: Promise<DataPlaneState>[] = [];
     if (this.config.directorSocket !== null) out.push(directorState(this.config.directorSocket));
-    if (this.config.redirectSocket !== null) out.push(redirectState(this.config.redirectSocket));
+    if (this.config.redirectSocket !== null)
+      out.push(redirectState(this.config.redirectSocket, { pinDir: this.config.redirectPinDir }));
     return Promise.all(out);
   }
 
@@ -112,6 +117,8 @@ export class Agent {
   private intervalMs: number;
   /** On a director host with a console: keeps the director serving the desired tables. */
   private reconciler: DirectorReconciler | null = null;
+  /** On a director host with a console: checks the proxies of the pools its director serves. */
+  private health: { checker: HealthChecker; client: HealthcheckClient } | null = null;
 
   constructor(
     private readonly config: AgentConfig,
@@ -157,6 +164,7 @@ export class Agent {
         });
         this.reconciler.start();
       }
+      if (this.config.roles.includes("director")) this.health = this.startHealthChecks(link, token);
       this.log(
         `console ${this.config.consoleUrl}; buffering up to ${capacity} samples or ${this.config.bufferMaxMiB} MiB while unreachable` +
           (this.config.spoolDir ? `, spooled to ${this.config.spoolDir}` : " (memory only)"),
@@ -205,13 +213,52 @@ export class Agent {
     this.intervalMs = desired.sampleIntervalMs;
     this.observer.setPmtuTargets(desired.pmtuTargets);
     this.reconciler?.setDesired(desired.revision, desired.directorTables);
+    this.health?.checker.setJobs(desired.healthChecks);
     return Promise.resolve();
+  }
+
+  /**
+   * Health checks of the proxies this director serves, through tide-healthcheck in the director
+   * host's namespace (healthNetns). Without the helper the checks are off and the console hears
+   * nothing from this director (it never takes silence for failure).
+   */
+  private startHealthChecks(
+    link: ConsoleLink,
+    token: string,
+  ): { checker: HealthChecker; client: HealthcheckClient } | null {
+    const helper = findHelper("tide-healthcheck", this.config.healthcheckBinary, {
+      installedDir: INSTALLED_HELPER_DIR,
+      checkoutRoots: checkoutRoots(),
+    });
+    if (helper.path === null) {
+      this.log(`proxy health checks off: tide-healthcheck ${helper.detail}`);
+      return null;
+    }
+    const log = (line: string) => this.log(redact(line, token));
+    const client = new HealthcheckClient(helper.path, this.config.healthNetns, log);
+    const checker = new HealthChecker({
+      runner: client,
+      log,
+      report: async (report) => {
+        const reply = AgentHealthReply.loose().parse(await link.call("POST", "/api/v1/agent/health", report));
+        for (const c of reply.changed)
+          log(`console: proxy ${c.proxyId} is now ${c.healthy ? "healthy" : "unhealthy"} (${c.reason})`);
+        for (const i of reply.ignored) log(`console ignored the view of ${i.proxyId}: ${i.reason}`);
+      },
+    });
+    this.log(
+      `proxy health checks with ${helper.detail}` +
+        (this.config.healthNetns ? ` in namespace ${this.config.healthNetns}` : ""),
+    );
+    return { checker, client };
   }
 
   /** Stop sampling and talking to the console; resolves once the spool is written. */
   async stop(): Promise<void> {
     this.running = false;
     this.reconciler?.stop();
+    this.health?.checker.stop();
+    this.health?.client.stop();
     if (this.timer !== null) clearTimeout(this.timer);
     this.metrics?.close();
     this.observer.stop();

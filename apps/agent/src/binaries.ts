@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The helper binaries the agent runs (dataplane/: built by `make -C dataplane`). */
-export type HelperName = "tide-probes" | "tide-nsdiag";
+export type HelperName = "tide-probes" | "tide-nsdiag" | "tide-healthcheck";
 
 /** Where packages install the helpers (README's agent.json example). */
 export const INSTALLED_HELPER_DIR = "/usr/lib/tide";

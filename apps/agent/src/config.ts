@@ -27,6 +27,30 @@ export const AgentConfig = z
     directorSocket: z.string().min(1).nullable().default(null).describe("tide-director control socket"),
     redirectSocket: z.string().min(1).nullable().default(null).describe("tide-redirect control socket"),
     probesBinary: z.string().min(1).nullable().default(null).describe("tide-probes path; null = probes off"),
+    healthcheckBinary: z
+      .string()
+      .min(1)
+      .nullable()
+      .default(null)
+      .describe(
+        "tide-healthcheck path (director hosts check their pools' proxies with it); null = the installed " +
+          "one (/usr/lib/tide) or the checkout's build",
+      ),
+    healthNetns: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be a network namespace name")
+      .nullable()
+      .default(null)
+      .describe("Network namespace health checks run in (the director host's stack); null = the agent's own"),
+    redirectPinDir: z
+      .string()
+      .min(1)
+      .nullable()
+      .default(null)
+      .describe(
+        "tide-redirect's --pin-dir: its stats map is read there with npm bpf; null or unreadable = the " +
+          "control socket's JSON",
+      ),
     nsdiagBinary: z
       .string()
       .min(1)
@@ -128,6 +152,9 @@ export function configFromEnv(e: AgentEnv): Record<string, unknown> {
     directorSocket: e.TIDE_DIRECTOR_SOCKET,
     redirectSocket: e.TIDE_REDIRECT_SOCKET,
     probesBinary: e.TIDE_PROBES_BINARY,
+    healthcheckBinary: e.TIDE_HEALTHCHECK_BINARY,
+    healthNetns: e.TIDE_HEALTH_NETNS,
+    redirectPinDir: e.TIDE_REDIRECT_PIN_DIR,
     nsdiagBinary: e.TIDE_NSDIAG_BINARY,
     namespaces: list(e.TIDE_NAMESPACES),
     pmtuTargets: list(e.TIDE_PMTU_TARGETS),

@@ -13,6 +13,9 @@ const Env = z.object({
   TIDE_DIRECTOR_SOCKET: z.string().min(1).optional().describe("tide-director control socket"),
   TIDE_REDIRECT_SOCKET: z.string().min(1).optional().describe("tide-redirect control socket"),
   TIDE_PROBES_BINARY: z.string().min(1).optional().describe("Path of tide-probes"),
+  TIDE_HEALTHCHECK_BINARY: z.string().min(1).optional().describe("Path of tide-healthcheck"),
+  TIDE_HEALTH_NETNS: z.string().min(1).optional().describe("Network namespace health checks run in"),
+  TIDE_REDIRECT_PIN_DIR: z.string().min(1).optional().describe("tide-redirect's --pin-dir (stats map)"),
   TIDE_NSDIAG_BINARY: z.string().min(1).optional().describe("Path of tide-nsdiag (namespace sampler)"),
   TIDE_NAMESPACES: z
     .string()
