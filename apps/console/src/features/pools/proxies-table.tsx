@@ -68,6 +68,21 @@ export function ProxiesTable({
               </td>
               <td>
                 <HealthDot healthy={p.health.healthy} reason={p.health.reason} />
+                {p.health.pinned !== null && (
+                  <span
+                    className={`muted ${styles.pinned}`}
+                    data-testid="health-pinned"
+                    title="An operator pinned this proxy's health: the directors' checks do not change it"
+                  >
+                    {" "}
+                    · pinned
+                  </span>
+                )}
+                {!p.health.healthy && p.health.reason !== "" && (
+                  <div className={`muted ${styles.healthReason}`} data-testid="health-reason">
+                    {p.health.reason}
+                  </div>
+                )}
               </td>
               <td className="muted">
                 <TimeAgo iso={p.stateChangedAt} />
