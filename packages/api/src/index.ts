@@ -10,6 +10,7 @@ export type { Actor } from "./auth/actor";
 export {
   hostLiveUpdate,
   listenForHostSamples,
+  listenForPool,
   LIVE_COUNTERS,
   type HostLiveUpdate,
   type LiveCpu,

@@ -146,3 +146,35 @@ export type AgentHealthReply = z.infer<typeof AgentHealthReply>;
 export const HEALTH_REPORT_EVERY_MS = 5_000;
 /** A director's view older than this is not counted (its agent went silent). */
 export const HEALTH_VIEW_STALE_AFTER_MS = 3 * HEALTH_REPORT_EVERY_MS;
+
+export const DirectorHealthView = z
+  .strictObject({
+    director: z.string().describe("The director's host name"),
+    up: z.boolean().nullable(),
+    since: z.iso.datetime().nullable(),
+    reportedAt: z.iso.datetime().describe("When the console last heard this view"),
+    stale: z.boolean().describe("Older than HEALTH_VIEW_STALE_AFTER_MS: not counted"),
+    checks: z.array(HealthCheckOutcome),
+  })
+  .describe("One director's view of a proxy, as the console last heard it");
+export type DirectorHealthView = z.infer<typeof DirectorHealthView>;
+
+export const PoolHealth = z
+  .strictObject({
+    poolId: z.string(),
+    check: PoolHealthCheck.describe("How the directors check this pool's proxies"),
+    failOpen: z.boolean().describe("Every proxy in rotation is unhealthy: the table serves them all"),
+    proxies: z.array(
+      z.strictObject({
+        proxyId: z.string(),
+        hostname: z.string(),
+        healthy: z.boolean(),
+        pinned: z.boolean().nullable(),
+        reason: z.string(),
+        changedAt: z.iso.datetime(),
+        views: z.array(DirectorHealthView).describe("Each serving director's view"),
+      }),
+    ),
+  })
+  .describe("A pool's proxies' health with every director's view");
+export type PoolHealth = z.infer<typeof PoolHealth>;

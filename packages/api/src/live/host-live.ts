@@ -11,6 +11,7 @@ import { latestSample, samplesBetween, type Db } from "@tide/db";
 import pg from "pg";
 import { apiEnv } from "../env";
 import { findHost } from "../services/host.service";
+import { POOLS_CHANNEL } from "../services/proxy-health.service";
 
 /**
  * Live host view for the console: what the host page shows, computed from stored samples, and a
@@ -200,6 +201,8 @@ export type HostChange = "samples" | "findings";
 export const DESIRED_CHANNEL = "tide_desired";
 /** Subscriber key of desired-state changes on the shared connection (no host id looks like this). */
 const DESIRED_KEY = "*desired";
+/** Subscriber key of one pool's page (POOLS_CHANNEL payload: the pool id). */
+const POOL_KEY_PREFIX = "*pool:";
 
 type Subscriber = (change: HostChange) => void;
 
@@ -269,6 +272,10 @@ class SharedListener {
         this.emit(DESIRED_KEY, "samples");
         return;
       }
+      if (n.channel === POOLS_CHANNEL) {
+        if (n.payload) this.emit(`${POOL_KEY_PREFIX}${n.payload}`, "samples");
+        return;
+      }
       if (n.channel !== OBSERVATIONS_CHANNEL || !n.payload) return;
       const [hostId, what] = n.payload.split(" ");
       this.emit(hostId!, what === "findings" ? "findings" : "samples");
@@ -277,7 +284,9 @@ class SharedListener {
     client.on("end", () => this.lost(client, new Error("connection ended")));
     await client.connect();
     try {
-      await client.query(`LISTEN ${OBSERVATIONS_CHANNEL}; LISTEN ${DESIRED_CHANNEL}`);
+      await client.query(
+        `LISTEN ${OBSERVATIONS_CHANNEL}; LISTEN ${DESIRED_CHANNEL}; LISTEN ${POOLS_CHANNEL}`,
+      );
     } catch (e) {
       await client.end().catch(() => undefined);
       throw e;
@@ -369,6 +378,25 @@ export async function listenForDesiredChanges(onChange: () => void): Promise<() 
   return sharedListener().subscribe(DESIRED_KEY, () => onChange());
 }
 
+/**
+ * Subscribe to changes of one pool's page: its directors' health verdicts (POOLS_CHANNEL) and
+ * anything that changes a desired state (a table version: drains, fills, health changes; pool and
+ * director changes). Returns the function that unsubscribes from both.
+ */
+export async function listenForPool(poolId: string, onChange: () => void): Promise<() => void> {
+  const off = await sharedListener().subscribe(`${POOL_KEY_PREFIX}${poolId}`, () => onChange());
+  try {
+    const offDesired = await sharedListener().subscribe(DESIRED_KEY, () => onChange());
+    return () => {
+      off();
+      offDesired();
+    };
+  } catch (e) {
+    off();
+    throw e;
+  }
+}
+
 /** Subscribers of the shared LISTEN connection. */
 export function liveListenerSize() {
   return sharedListener().size();
@@ -380,6 +408,8 @@ export function createHostListener(databaseUrl: string) {
   return {
     subscribe: (hostId: string, onChange: (change: HostChange) => void) => l.subscribe(hostId, onChange),
     subscribeDesired: (onChange: () => void) => l.subscribe(DESIRED_KEY, () => onChange()),
+    subscribePool: (poolId: string, onChange: () => void) =>
+      l.subscribe(`${POOL_KEY_PREFIX}${poolId}`, () => onChange()),
     size: () => l.size(),
   };
 }

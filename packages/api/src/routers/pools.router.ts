@@ -4,6 +4,7 @@ import {
   PoolChangeResult,
   PoolDetail,
   PoolIdInput,
+  PoolHealth,
   PoolRemoved,
   PoolSummary,
   PreviewHashFieldsInput,
@@ -15,6 +16,7 @@ import {
 } from "@tide/contracts";
 import { z } from "zod";
 import { getPool, listPools } from "../services/fleet.service";
+import { poolHealth } from "../services/proxy-health.service";
 import {
   createPool,
   previewHashFields,
@@ -80,6 +82,18 @@ export const poolsRouter = router({
     .input(SetBindsInput)
     .output(PoolChangeResult)
     .mutation(({ ctx, input }) => setBinds(ctx.db, ctx.actor, input)),
+  health: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/pools/{poolId}/health",
+        tags: ["pools"],
+        summary: "Each proxy's health with every serving director's view (last checks, latency)",
+      },
+    })
+    .input(PoolIdInput)
+    .output(PoolHealth)
+    .query(({ ctx, input }) => poolHealth(ctx.db, input.poolId)),
   setHealthCheck: adminProcedure
     .meta({
       openapi: {

@@ -5,7 +5,8 @@ import type { HostCaller } from "../auth/host-tokens.service";
 import { callerFor, makePool, makeUser, restCall, truncateAll } from "../testing/fixtures";
 import { desiredStateFor } from "./desired-state.service";
 import { RECOVER_HOLD_MS } from "./proxy-health.plan";
-import { HEALTH_ACTION, recordHealthReport, setHealthPin } from "./proxy-health.service";
+import { HEALTH_ACTION, poolHealth, recordHealthReport, setHealthPin } from "./proxy-health.service";
+import { createHostListener } from "../live/host-live";
 
 let db: Db;
 
@@ -178,6 +179,44 @@ describe("proxy health from the directors' checks", () => {
     await f.report("dir-a", [f.view(1, true)], later);
     await f.report("dir-b", [f.view(1, true)], later);
     expect(await f.health()).toEqual(["up", "up", "up"]);
+  });
+
+  it("shows every director's view per proxy, and tells pool pages when a verdict changes (not on heartbeats)", async () => {
+    const f = await fleet();
+    const listener = createHostListener(inject("databaseUrl"));
+    let notified = 0;
+    const off = await listener.subscribePool(f.pool.id, () => notified++);
+    /** Notifications a report causes (LISTEN delivers in milliseconds; 300 ms is plenty). */
+    const notifiesOf = async (views: ProxyHealthView[]) => {
+      const n = notified;
+      await f.report("dir-a", views);
+      await new Promise((r) => setTimeout(r, 300));
+      return notified - n;
+    };
+    try {
+      const first = [f.view(0, false), f.view(1, true), f.view(2, true)];
+      expect(await notifiesOf(first)).toBeGreaterThan(0);
+      // The same views again (a heartbeat): no notification.
+      expect(await notifiesOf(first)).toBe(0);
+      // A check's outcome changes (http starts failing on proxy 2): pages are told.
+      expect(await notifiesOf([f.view(1, true, [gue(true), http(false)])])).toBeGreaterThan(0);
+    } finally {
+      off();
+    }
+    const h = await poolHealth(db, f.pool.id);
+    expect(h.check.enabled).toBe(true);
+    expect(h.failOpen).toBe(false);
+    expect(
+      h.proxies.map((p) => [p.hostname, p.healthy, p.views.map((v) => [v.director, v.up, v.stale])]),
+    ).toEqual([
+      ["www-proxy-1", false, [["dir-a", false, false]]],
+      ["www-proxy-2", true, [["dir-a", true, false]]],
+      ["www-proxy-3", true, [["dir-a", true, false]]],
+    ]);
+    expect(h.proxies[1]!.views[0]!.checks.map((c) => [c.kind, c.ok, c.detail])).toEqual([
+      ["gue", true, "echo reply"],
+      ["http", false, "HTTP 503 (expected 200)"],
+    ]);
   });
 
   it("takes reports only from directors, about proxies they serve", async () => {

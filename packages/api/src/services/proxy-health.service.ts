@@ -1,4 +1,12 @@
-import { HealthCheckOutcome, TideError, type AgentHealthReport, type Proxy } from "@tide/contracts";
+import {
+  HEALTH_VIEW_STALE_AFTER_MS,
+  HealthCheckOutcome,
+  poolHealthCheck,
+  TideError,
+  type AgentHealthReport,
+  type PoolHealth,
+  type Proxy,
+} from "@tide/contracts";
 import { proxySelect, type Db, type Prisma } from "@tide/db";
 import { z } from "zod";
 import { actorRef, type Actor } from "../auth/actor";
@@ -13,7 +21,10 @@ import {
   type HealthDecision,
   type ProxyHealthInput,
 } from "./proxy-health.plan";
-import { insertTableVersion, isBuildable } from "./table.service";
+import { failsOpen, insertTableVersion, isBuildable } from "./table.service";
+
+/** Channel the pool pages listen on (live/host-live.ts); payload: the pool id. */
+export const POOLS_CHANNEL = "tide_pools";
 
 /**
  * Proxy health from the directors' checks (issue 12): director hosts' agents report their views
@@ -60,8 +71,16 @@ export async function recordHealthReport(
     select: { id: true, poolId: true },
   });
   const poolOf = new Map(proxies.map((p) => [p.id, p.poolId]));
+  const previous = await db.proxyHealthView.findMany({
+    where: { directorId: director.id, proxyId: { in: proxies.map((p) => p.id) } },
+    select: { proxyId: true, up: true, checks: true },
+  });
+  const verdict = (up: boolean | null, checks: unknown) =>
+    `${up}|${(StoredChecks.safeParse(checks).data ?? []).map((c) => `${c.kind}:${c.ok}`).join(",")}`;
+  const before = new Map(previous.map((v) => [v.proxyId, verdict(v.up, v.checks)]));
   const ignored: HealthReportResult["ignored"] = [];
   const pools = new Set<string>();
+  const moved = new Set<string>();
   let accepted = 0;
   for (const v of report.views) {
     const poolId = poolOf.get(v.proxyId);
@@ -86,7 +105,10 @@ export async function recordHealthReport(
     });
     accepted++;
     pools.add(poolId);
+    if (before.get(v.proxyId) !== verdict(v.up, v.checks)) moved.add(poolId);
   }
+  // Pool pages re-read when a director's verdict or a check's outcome changed (not on heartbeats).
+  for (const poolId of moved) await notifyPool(db, poolId);
   const changed: HealthReportResult["changed"] = [];
   for (const poolId of pools) changed.push(...(await reconcilePoolHealth(db, poolId, now)));
   return { accepted, ignored, changed };
@@ -237,4 +259,55 @@ export async function setHealthPin(
   const changed = await reconcilePoolHealth(db, before.poolId);
   const proxy = await db.proxy.findUniqueOrThrow({ where: { id: before.id }, select: proxySelect });
   return { proxy: toProxy(proxy), changed };
+}
+
+/** Best effort: a failed notify never fails a report (pages catch up on their next read). */
+async function notifyPool(db: Db, poolId: string): Promise<void> {
+  try {
+    await db.$executeRaw`SELECT pg_notify(${POOLS_CHANNEL}, ${poolId})`;
+  } catch (e) {
+    console.error(`pg_notify ${POOLS_CHANNEL} failed:`, e);
+  }
+}
+
+/** A pool's health: settings, each proxy's health and every serving director's view of it. */
+export async function poolHealth(db: Db, poolId: string, now = new Date()): Promise<PoolHealth> {
+  const pool = await db.pool.findUnique({
+    where: { id: poolId },
+    select: {
+      id: true,
+      healthCheck: true,
+      directors: { select: { id: true, hostname: true } },
+      proxies: { select: proxySelect, orderBy: { slot: "asc" } },
+    },
+  });
+  if (!pool) throw new TideError("not_found", `Pool ${poolId} does not exist.`);
+  const directorName = new Map(pool.directors.map((d) => [d.id, d.hostname]));
+  const views = await db.proxyHealthView.findMany({
+    where: { proxyId: { in: pool.proxies.map((p) => p.id) }, directorId: { in: [...directorName.keys()] } },
+  });
+  return {
+    poolId: pool.id,
+    check: poolHealthCheck(pool.healthCheck),
+    failOpen: failsOpen(pool.proxies),
+    proxies: pool.proxies.map((p) => ({
+      proxyId: p.id,
+      hostname: p.hostname,
+      healthy: p.healthy,
+      pinned: p.healthPinned,
+      reason: p.healthReason,
+      changedAt: p.healthChangedAt.toISOString(),
+      views: views
+        .filter((v) => v.proxyId === p.id)
+        .map((v) => ({
+          director: directorName.get(v.directorId) ?? v.directorId,
+          up: v.up,
+          since: v.since?.toISOString() ?? null,
+          reportedAt: v.reportedAt.toISOString(),
+          stale: now.getTime() - v.reportedAt.getTime() > HEALTH_VIEW_STALE_AFTER_MS,
+          checks: StoredChecks.safeParse(v.checks).data ?? [],
+        }))
+        .sort((a, b) => a.director.localeCompare(b.director)),
+    })),
+  };
 }

@@ -11,11 +11,13 @@ import { useHasScope } from "~/features/session/session-context";
 import { ServedBy } from "~/features/sync/served-by";
 import { useTRPC } from "~/trpc/react";
 import { PoolFacts } from "./pool-facts";
+import { PoolHealthPanel } from "./pool-health-panel";
 import { ProxiesTable } from "./proxies-table";
 import { actionKeys } from "./proxy-actions";
 import styles from "./pool-view.module.css";
 import { StateMachineDiagram } from "./state-machine-diagram";
 import { TransitionDialog } from "./transition-dialog";
+import { usePoolLive } from "./use-pool-live";
 
 interface PendingAction {
   proxy: Proxy;
@@ -26,7 +28,9 @@ interface PendingAction {
 export function PoolView({ poolId }: { poolId: string }) {
   const trpc = useTRPC();
   const canOperate = useHasScope("operate");
-  const pool = useQuery({ ...trpc.pools.get.queryOptions({ poolId }), refetchInterval: 10_000 });
+  // Pushed: re-read when the pool changes (usePoolLive); the slow poll is the fallback.
+  const pool = useQuery({ ...trpc.pools.get.queryOptions({ poolId }), refetchInterval: 30_000 });
+  const live = usePoolLive(poolId);
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const [pending, setPending] = useState<PendingAction | null>(null);
 
@@ -90,6 +94,9 @@ export function PoolView({ poolId }: { poolId: string }) {
           <Link href={`/audit?pool=${p.id}`}>Audit</Link>
         </nav>
         <PoolAdminBar poolId={p.id} poolName={p.name} />
+        <span className="muted" data-testid="pool-live" data-state={live}>
+          {live === "live" ? "● live" : live === "offline" ? "○ reconnecting" : "○ connecting"}
+        </span>
       </div>
       <section className="panel">
         <div className="body">
@@ -130,6 +137,7 @@ export function PoolView({ poolId }: { poolId: string }) {
           </div>
         </section>
       </div>
+      <PoolHealthPanel poolId={p.id} canOperate={canOperate} />
       {pending && (
         <TransitionDialog
           key={`${pending.proxy.id}-${pending.action}`}

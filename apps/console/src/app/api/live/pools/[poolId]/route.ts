@@ -1,0 +1,81 @@
+import { getDb, listenForPool, resolveActor } from "@tide/api";
+
+/**
+ * GET /api/live/pools/{poolId}: Server-Sent Events for the pool page. Authenticated like every page
+ * (session cookie, read scope). Sends `changed` whenever something the page shows may have changed
+ * (a director's health verdict or a check's outcome, a table version: drains, fills, health
+ * changes; pool and director changes), at most every CHANGED_MIN_GAP_MS, and a `heartbeat` every
+ * 15 s. The page re-reads its queries on `changed` (it keeps a slow poll as a fallback).
+ */
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+const HEARTBEAT_MS = 15_000;
+/** Notifications closer than this are folded into one `changed` (a burst of health reports). */
+const CHANGED_MIN_GAP_MS = 250;
+
+export async function GET(req: Request, { params }: { params: Promise<{ poolId: string }> }) {
+  const { poolId } = await params;
+  const db = getDb();
+  const actor = await resolveActor(db, req.headers);
+  if (!actor) return Response.json({ code: "unauthorized", message: "Sign in first." }, { status: 401 });
+  if (!actor.scopes.includes("read")) {
+    return Response.json({ code: "forbidden", message: "This needs the 'read' scope." }, { status: 403 });
+  }
+  const pool = await db.pool.findUnique({ where: { id: poolId }, select: { id: true } });
+  if (!pool)
+    return Response.json({ code: "not_found", message: `Pool ${poolId} does not exist.` }, { status: 404 });
+
+  const encoder = new TextEncoder();
+  let close = () => {};
+  const stream = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      let open = true;
+      const send = (event: string, data: unknown) => {
+        if (open) controller.enqueue(encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`));
+      };
+      let pending: NodeJS.Timeout | null = null;
+      const changed = () => {
+        if (pending !== null || !open) return;
+        pending = setTimeout(() => {
+          pending = null;
+          send("changed", { at: new Date().toISOString() });
+        }, CHANGED_MIN_GAP_MS);
+      };
+      let unlisten: (() => void) | null = null;
+      const heartbeat = setInterval(() => send("heartbeat", { at: new Date().toISOString() }), HEARTBEAT_MS);
+      close = () => {
+        if (!open) return;
+        open = false;
+        clearInterval(heartbeat);
+        if (pending !== null) clearTimeout(pending);
+        unlisten?.();
+        try {
+          controller.close();
+        } catch {
+          // already closed by the client
+        }
+      };
+      req.signal.addEventListener("abort", close);
+      send("hello", { poolId: pool.id });
+      try {
+        unlisten = await listenForPool(pool.id, changed);
+        if (!open) unlisten();
+      } catch (e) {
+        console.error(`live pool ${pool.id}: could not LISTEN`, e);
+        close();
+      }
+    },
+    cancel() {
+      close();
+    },
+  });
+  return new Response(stream, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache, no-transform",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+    },
+  });
+}

@@ -1,0 +1,196 @@
+"use client";
+
+import type { HealthCheckOutcome, PoolHealth, PoolHealthCheck } from "@tide/contracts";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { ErrorNotice } from "~/components/error-notice";
+import { FormError } from "~/components/form-error";
+import { HealthDot } from "~/components/health-dot";
+import { TimeAgo } from "~/components/time-ago";
+import { useTRPC } from "~/trpc/react";
+import styles from "./pool-health.module.css";
+
+/** "GUE + HTTP :80 /health (200) every 2 s, timeout 1 s, up after 3, down after 3". */
+export function describeHealthCheck(c: PoolHealthCheck): string {
+  if (!c.enabled) return "Health checks off: the directors do not check this pool's proxies.";
+  const parts = [
+    ...(c.gue ? ["GUE path"] : []),
+    ...(c.service?.kind === "http"
+      ? [`HTTP :${c.service.port} ${c.service.path} (${c.service.expectStatus})`]
+      : c.service?.kind === "tcp"
+        ? [`TCP :${c.service.port}`]
+        : []),
+  ];
+  return (
+    `${parts.join(" + ")} every ${c.intervalMs / 1000} s, timeout ${c.timeoutMs / 1000} s, ` +
+    `up after ${c.rise} passing, down after ${c.fall} failing rounds`
+  );
+}
+
+function Check({ c }: { c: HealthCheckOutcome }) {
+  const ms = c.latencyUs === null ? "" : ` ${(c.latencyUs / 1000).toFixed(c.latencyUs < 10_000 ? 1 : 0)} ms`;
+  return (
+    <span
+      className={c.ok ? styles.ok : styles.fail}
+      data-testid="health-check"
+      data-kind={c.kind}
+      data-ok={c.ok}
+    >
+      {c.ok ? "✓" : "✗"} {c.kind}
+      {c.ok ? ms : `: ${c.detail}`}
+    </span>
+  );
+}
+
+type ProxyHealthRow = PoolHealth["proxies"][number];
+
+/** Pin health over the checks (operate scope), with the reason the audit log keeps. */
+function PinControls({ poolId, proxy }: { poolId: string; proxy: ProxyHealthRow }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [reason, setReason] = useState("");
+  const pin = useMutation(
+    trpc.proxies.setHealthPin.mutationOptions({
+      onSuccess: async () => {
+        setReason("");
+        await Promise.all([
+          queryClient.invalidateQueries({ queryKey: trpc.pools.health.queryKey({ poolId }) }),
+          queryClient.invalidateQueries({ queryKey: trpc.pools.get.queryKey({ poolId }) }),
+        ]);
+      },
+    }),
+  );
+  const go = (pinned: boolean | null) =>
+    pin.mutate({ proxyId: proxy.proxyId, pinned, reason: reason.trim() });
+  const noReason = reason.trim() === "";
+  return (
+    <div className={styles.pin}>
+      <input
+        value={reason}
+        onChange={(e) => setReason(e.target.value)}
+        placeholder="reason (audited)"
+        aria-label={`Reason to pin ${proxy.hostname}`}
+        data-testid="pin-reason"
+      />
+      {proxy.pinned === null ? (
+        <>
+          <button
+            type="button"
+            disabled={noReason || pin.isPending}
+            onClick={() => go(false)}
+            data-testid="pin-unhealthy"
+          >
+            Pin unhealthy
+          </button>
+          <button
+            type="button"
+            disabled={noReason || pin.isPending}
+            onClick={() => go(true)}
+            data-testid="pin-healthy"
+          >
+            Pin healthy
+          </button>
+        </>
+      ) : (
+        <button
+          type="button"
+          disabled={noReason || pin.isPending}
+          onClick={() => go(null)}
+          data-testid="unpin"
+        >
+          Unpin (checks decide)
+        </button>
+      )}
+      <FormError error={pin.error} />
+    </div>
+  );
+}
+
+/**
+ * Health checks of the pool: how the directors check, whether the pool fails open, and per proxy
+ * its health with every serving director's view (each check's last outcome and latency).
+ */
+export function PoolHealthPanel({ poolId, canOperate }: { poolId: string; canOperate: boolean }) {
+  const trpc = useTRPC();
+  const health = useQuery({ ...trpc.pools.health.queryOptions({ poolId }), refetchInterval: 30_000 });
+  if (health.error) return <ErrorNotice error={health.error} />;
+  if (!health.data) return <p className="muted">Loading health…</p>;
+  const h = health.data;
+  return (
+    <section className="panel" aria-labelledby="health-heading" data-testid="pool-health">
+      <header>
+        <h2 id="health-heading">Health checks</h2>
+        <span className="muted" data-testid="health-check-config">
+          {describeHealthCheck(h.check)}
+        </span>
+      </header>
+      <div className="body">
+        {h.failOpen && (
+          <p className={styles.failOpen} role="alert" data-testid="fail-open">
+            Every proxy in rotation is unhealthy: the pool fails open and its table serves them all as if
+            healthy. Check the directors&apos; views below.
+          </p>
+        )}
+        <table className="data" aria-label="Proxy health">
+          <thead>
+            <tr>
+              <th>Proxy</th>
+              <th>Health</th>
+              <th>Directors&apos; views</th>
+              {canOperate && <th>Pin</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {h.proxies.map((p) => (
+              <tr
+                key={p.proxyId}
+                data-testid="proxy-health-row"
+                data-hostname={p.hostname}
+                data-healthy={p.healthy}
+              >
+                <td>{p.hostname}</td>
+                <td>
+                  <HealthDot healthy={p.healthy} reason={p.reason} />
+                  {p.pinned !== null && <span className="muted"> · pinned</span>}
+                  <div className="muted">
+                    since <TimeAgo iso={p.changedAt} />
+                  </div>
+                </td>
+                <td>
+                  {p.views.length === 0 ? (
+                    <span className="muted">no director has reported</span>
+                  ) : (
+                    <ul className={styles.views}>
+                      {p.views.map((v) => (
+                        <li
+                          key={v.director}
+                          data-testid="director-view"
+                          data-director={v.director}
+                          data-up={String(v.up)}
+                        >
+                          <strong>{v.director}</strong>{" "}
+                          <span className={v.up === false ? styles.fail : v.up ? styles.ok : "muted"}>
+                            {v.up === null ? "checking" : v.up ? "up" : "down"}
+                          </span>
+                          {v.stale && <span className="muted"> (stale: not counted)</span>}{" "}
+                          {v.checks.map((c) => (
+                            <Check key={c.kind} c={c} />
+                          ))}
+                        </li>
+                      ))}
+                    </ul>
+                  )}
+                </td>
+                {canOperate && (
+                  <td>
+                    <PinControls poolId={poolId} proxy={p} />
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
