@@ -68,6 +68,14 @@ const LabEnv = z.object({
     .describe(
       "tide-nsdiag for the lab's agents; default <repo>/dataplane/build/tide-nsdiag (absent = ss fallback)",
     ),
+  TIDE_HEALTHCHECK_BIN: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "tide-healthcheck for the director hosts' agents; default <repo>/dataplane/build/tide-healthcheck " +
+        "(absent = the agent looks for its own)",
+    ),
 });
 
 export interface LabEnvironment {
@@ -82,6 +90,7 @@ export interface LabEnvironment {
   agentBundle: string;
   probesBin: string;
   nsdiagBin: string;
+  healthcheckBin: string;
   /** PATH for processes started with a clean environment (the agents). */
   searchPath: string;
 }
@@ -99,6 +108,9 @@ export function parseLabEnv(raw: Record<string, string | undefined>): LabEnviron
     probesBin: path.resolve(e.TIDE_PROBES_BIN ?? path.join(REPO_ROOT, "dataplane/build/tide-probes")),
     searchPath: e.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin",
     nsdiagBin: path.resolve(e.TIDE_NSDIAG_BIN ?? path.join(REPO_ROOT, "dataplane/build/tide-nsdiag")),
+    healthcheckBin: path.resolve(
+      e.TIDE_HEALTHCHECK_BIN ?? path.join(REPO_ROOT, "dataplane/build/tide-healthcheck"),
+    ),
   };
 }
 

@@ -125,6 +125,8 @@ function buildOptions(o: LabOptions): Record<string, unknown> {
     proxySysctls: o.proxySysctls ?? {},
     serverBacklog: o.serverBacklog ?? 511,
     console: o.console?.url ?? null,
+    // A lab built before the directors had management links is not reused: it is rebuilt.
+    directorMgmt: true,
   };
 }
 
@@ -959,6 +961,7 @@ export class Lab {
       socket,
       probesBinary: existsSync(this.env.probesBin) ? this.env.probesBin : null,
       nsdiagBinary: existsSync(this.env.nsdiagBin) ? this.env.nsdiagBin : null,
+      healthcheckBinary: existsSync(this.env.healthcheckBin) ? this.env.healthcheckBin : null,
     });
     writeFileSync(files.config, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
     return this.record(

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { isLabError } from "./errors";
-import { buildGlbTopology, buildSetupPlan, CLIENT_MTU, labMac, namespaceOf, vipRouteArgv } from "./topology";
+import {
+  buildGlbTopology,
+  buildSetupPlan,
+  CLIENT_MTU,
+  labMac,
+  linkNamed,
+  namespaceOf,
+  vipRouteArgv,
+} from "./topology";
 
 describe("buildGlbTopology", () => {
   const t = buildGlbTopology();
@@ -25,6 +33,10 @@ describe("buildGlbTopology", () => {
       ["10.100.13.2", "10.100.13.1"],
     ]);
     expect(t.client).toMatchObject({ address: "10.100.1.2", gateway: "10.100.1.1" });
+    expect(t.directors.map((d) => [d.mgmt.ifname, d.mgmt.address, d.mgmt.gateway])).toEqual([
+      ["mgmt0", "10.100.21.2", "10.100.21.1"],
+      ["mgmt0", "10.100.22.2", "10.100.22.1"],
+    ]);
     expect(t.vip).toBe("10.200.0.10");
   });
 
@@ -41,6 +53,49 @@ describe("buildGlbTopology", () => {
     const macs = t.links.flatMap((l) => [l.router.mac, l.peer.mac]);
     expect(new Set(macs).size).toBe(macs.length);
     expect(labMac(3, 2)).toBe("02:74:64:00:03:02");
+  });
+
+  it("keeps the MACs of the client, director and proxy links: management links come last", () => {
+    expect(t.links.map((l) => l.name)).toEqual([
+      "client",
+      "dir1",
+      "dir2",
+      "prx1",
+      "prx2",
+      "prx3",
+      "dir1-mgmt",
+      "dir2-mgmt",
+    ]);
+    expect(t.directors.map((d) => [d.mac, d.gatewayMac])).toEqual([
+      ["02:74:64:00:01:02", "02:74:64:00:01:01"],
+      ["02:74:64:00:02:02", "02:74:64:00:02:01"],
+    ]);
+    expect(t.proxies.map((p) => p.mac)).toEqual([
+      "02:74:64:00:03:02",
+      "02:74:64:00:04:02",
+      "02:74:64:00:05:02",
+    ]);
+  });
+
+  it("gives each director host a management link in its namespace, on subnets nothing else uses", () => {
+    for (const d of t.directors) {
+      const link = linkNamed(t, d.mgmt.link);
+      expect(link.peer).toEqual({
+        namespace: d.namespace,
+        ifname: "mgmt0",
+        mac: d.mgmt.mac,
+        cidr: `${d.mgmt.address}/24`,
+      });
+      expect(link.router.cidr).toBe(`${d.mgmt.gateway}/24`);
+      expect(link.mtu).toBe(t.fabricMtu);
+      expect(d.mgmt.ifname).not.toBe(d.ifname);
+    }
+    // Largest lab: 8 directors and 9 proxies, every /24 distinct.
+    const big = buildGlbTopology({ directors: 8, proxies: 9 });
+    const nets = big.links.map((l) => l.router.cidr!.split(".").slice(0, 3).join("."));
+    expect(new Set(nets).size).toBe(nets.length);
+    expect(big.directors.at(-1)!.mgmt.address).toBe("10.100.28.2");
+    expect(big.links.every((l) => l.name.length <= 15)).toBe(true);
   });
 
   it("spreads directors over the CPUs", () => {
@@ -136,8 +191,31 @@ describe("buildSetupPlan", () => {
     }
   });
 
-  it("never gives a director's port an address", () => {
-    for (const d of t.directors)
-      expect(plan.some((c) => c.startsWith(`ip -n ${d.namespace} addr add`))).toBe(false);
+  it("never gives a director's af_packet port an address; only its management link has one", () => {
+    for (const d of t.directors) {
+      expect(plan.filter((c) => c.startsWith(`ip -n ${d.namespace} addr add`))).toEqual([
+        `ip -n ${d.namespace} addr add ${d.mgmt.address}/24 dev mgmt0`,
+      ]);
+    }
+  });
+
+  it("routes a director host's own traffic by its management link, and the VIP still to eth0", () => {
+    for (const d of t.directors) {
+      expect(plan).toContain(`ip -n ${d.namespace} route add default via ${d.mgmt.gateway} dev mgmt0`);
+      expect(plan).toContain(`ip netns exec ${d.namespace} sysctl -qw net.ipv4.conf.mgmt0.rp_filter=0`);
+      expect(plan).toContain(
+        `ip netns exec ${d.namespace} ethtool -K mgmt0 tx off rx off gso off tso off gro off`,
+      );
+      expect(plan.filter((c) => c.startsWith(`ip -n ${d.namespace} route`))).toHaveLength(1);
+    }
+    // The VIP route and the permanent neighbours name only the af_packet links.
+    expect(plan.filter((c) => c.includes(" neigh "))).toEqual(
+      t.directors.map(
+        (d) => `ip -n tide-glb-router neigh replace ${d.address} lladdr ${d.mac} dev ${d.name} nud permanent`,
+      ),
+    );
+    expect(plan.filter((c) => c.includes("10.200.0.10/32") && c.includes("route"))).toEqual([
+      vipRouteArgv(t, ["dir1", "dir2"]).join(" "),
+    ]);
   });
 });

@@ -1,8 +1,9 @@
 /**
  * The "glb" lab topology as plain data (pure: no I/O), and the commands that build it.
  *
- *   client ── router ──┬── dir1 (tide-director on af_packet, no kernel address)
- *   10.100.1.2         ├── dir2
+ *   client ── router ──┬── dir1 eth0: tide-director on af_packet, no kernel address (10.100.2.2)
+ *   10.100.1.2         │       mgmt0: 10.100.21.2, the host's own stack (default route)
+ *                      ├── dir2 eth0 (10.100.3.2), mgmt0 10.100.22.2
  *                      ├── prx1 10.100.11.2 (VIP on lo, tide-redirect, test server)
  *                      ├── prx2 10.100.12.2
  *                      └── prx3 10.100.13.2
@@ -12,6 +13,14 @@
  * MAC, the router forwards the GUE packet to the proxy, and the proxy answers the client directly
  * (direct server return) through the router. Every veth gets a fixed MAC, so a director's
  * configuration can be computed before anything exists.
+ *
+ * Management links: a director host also has a kernel network stack, like a real director's
+ * management NIC. A second veth per director (router end dir<d>-mgmt 10.100.<20+d>.1/24, director
+ * end mgmt0 10.100.<20+d>.2/24, the director namespace's default route) carries what the host's
+ * kernel sends: the agent's health checks (tide-healthcheck's GUE-wrapped ICMP echo, TCP, HTTP to
+ * the proxies' own addresses), whose answers the proxies' kernels route back to 10.100.<20+d>.2.
+ * The af_packet port (eth0) keeps no address, and the director namespace does not forward, so the
+ * kernel drops what it sees there without answering; VIP traffic never touches a management link.
  */
 import { LabError } from "./errors";
 
@@ -42,6 +51,10 @@ export const FABRIC_MTU = 1500;
 export const CLIENT_MTU = DIRECTOR_MTU - GUE_OVERHEAD;
 /** Offloads switched off on every lab veth: af_packet must see complete checksums, MTUs must be real. */
 export const OFFLOADS_OFF = ["tx", "off", "rx", "off", "gso", "off", "tso", "off", "gro", "off"] as const;
+/** A director namespace's management interface (its kernel's own address; not the af_packet port). */
+export const MGMT_IFNAME = "mgmt0";
+/** Director d's management subnet is 10.100.(MGMT_SUBNET_BASE + d).0/24. */
+const MGMT_SUBNET_BASE = 20;
 /** Linux limits interface names to 15 bytes; network namespace names to a file name. */
 const IFNAME_MAX = 15;
 
@@ -53,7 +66,10 @@ export interface LabEndpoint {
   cidr: string | null;
 }
 
-/** A veth pair between the router and one node; named after the node (client, dir1, prx2). */
+/**
+ * A veth pair between the router and one node; named after the node (client, dir1, prx2), or
+ * dir1-mgmt for a director host's management link. The name is the router's interface.
+ */
 export interface LabLink {
   name: string;
   router: LabEndpoint;
@@ -72,7 +88,7 @@ export interface ClientNode {
 export interface DirectorNode {
   name: string;
   namespace: string;
-  /** The veth the director's af_packet port uses. */
+  /** The veth the director's af_packet port uses (no kernel address). */
   ifname: string;
   mac: string;
   /** The address the router sends the VIP to (a permanent neighbour) and the outer GUE source. */
@@ -81,6 +97,21 @@ export interface DirectorNode {
   gatewayMac: string;
   /** EAL lcore to run on (-l); directors are spread over the CPUs. */
   lcore: number;
+  /**
+   * The host's management interface: the kernel's own address in the director namespace (its
+   * default route goes via the router's end), where the host's health checks come from.
+   */
+  mgmt: DirectorMgmt;
+}
+
+/** A director host's management link, director side. */
+export interface DirectorMgmt {
+  /** The link's name: the router's interface (dir1-mgmt). */
+  link: string;
+  ifname: string;
+  mac: string;
+  address: string;
+  gateway: string;
 }
 
 export interface ProxyNode {
@@ -165,12 +196,13 @@ export function buildGlbTopology(options: GlbTopologyOptions = {}): GlbTopology 
     peerNs: string,
     peerCidr: string | null,
     mtu: number,
+    peerIfname = "eth0",
   ) => {
     const i = links.length;
     const link: LabLink = {
       name,
       router: { namespace: routerNs, ifname: name, mac: labMac(i, 1), cidr: routerCidr },
-      peer: { namespace: peerNs, ifname: "eth0", mac: labMac(i, 2), cidr: peerCidr },
+      peer: { namespace: peerNs, ifname: peerIfname, mac: labMac(i, 2), cidr: peerCidr },
       mtu,
     };
     if (name.length > IFNAME_MAX) throw new LabError("bad_argument", `interface name too long: ${name}`);
@@ -187,20 +219,9 @@ export function buildGlbTopology(options: GlbTopologyOptions = {}): GlbTopology 
   };
   addLink("client", "10.100.1.1/24", client.namespace, "10.100.1.2/24", clientMtu);
 
-  const directors: DirectorNode[] = [];
+  const directorLinks: LabLink[] = [];
   for (let d = 1; d <= nDirectors; d++) {
-    const name = `dir${d}`;
-    const net = `10.100.${d + 1}`;
-    const link = addLink(name, `${net}.1/24`, ns(name), null, fabricMtu);
-    directors.push({
-      name,
-      namespace: ns(name),
-      ifname: link.peer.ifname,
-      mac: link.peer.mac,
-      address: `${net}.2`,
-      gatewayMac: link.router.mac,
-      lcore: (d - 1) % cpus,
-    });
+    directorLinks.push(addLink(`dir${d}`, `10.100.${d + 1}.1/24`, ns(`dir${d}`), null, fabricMtu));
   }
 
   const proxies: ProxyNode[] = [];
@@ -217,6 +238,38 @@ export function buildGlbTopology(options: GlbTopologyOptions = {}): GlbTopology 
       gateway: `${net}.1`,
     });
   }
+
+  // Management links come after every other link, so the client's, directors' and proxies' links
+  // keep the indices (MACs) they had before directors had them.
+  const directors: DirectorNode[] = directorLinks.map((link, i) => {
+    const d = i + 1;
+    const name = `dir${d}`;
+    const mgmtNet = `10.100.${MGMT_SUBNET_BASE + d}`;
+    const mgmt = addLink(
+      `${name}-mgmt`,
+      `${mgmtNet}.1/24`,
+      ns(name),
+      `${mgmtNet}.2/24`,
+      fabricMtu,
+      MGMT_IFNAME,
+    );
+    return {
+      name,
+      namespace: ns(name),
+      ifname: link.peer.ifname,
+      mac: link.peer.mac,
+      address: `10.100.${d + 1}.2`,
+      gatewayMac: link.router.mac,
+      lcore: (d - 1) % cpus,
+      mgmt: {
+        link: mgmt.name,
+        ifname: mgmt.peer.ifname,
+        mac: mgmt.peer.mac,
+        address: `${mgmtNet}.2`,
+        gateway: `${mgmtNet}.1`,
+      },
+    };
+  });
 
   return {
     name: GLB_TOPOLOGY,
@@ -392,6 +445,13 @@ export function buildSetupPlan(topology: GlbTopology): PlannedCommand[] {
 
   const c = topology.client;
   plan.push({ argv: ["ip", "-n", c.namespace, "route", "add", "default", "via", c.gateway] });
+
+  // The director host's own stack: everything its kernel sends leaves by the management link.
+  for (const d of topology.directors) {
+    plan.push({
+      argv: ["ip", "-n", d.namespace, "route", "add", "default", "via", d.mgmt.gateway, "dev", d.mgmt.ifname],
+    });
+  }
 
   for (const p of topology.proxies) {
     plan.push({ argv: ["ip", "-n", p.namespace, "route", "add", "default", "via", p.gateway] });

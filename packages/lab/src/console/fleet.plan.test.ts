@@ -73,6 +73,7 @@ describe("the lab's agents", () => {
       socket: "/x/lab/glb/dir1.sock",
       probesBinary: null,
       nsdiagBinary: "/r/dataplane/build/tide-nsdiag",
+      healthcheckBinary: "/r/dataplane/build/tide-healthcheck",
     });
     const parsed = AgentConfig.parse(director);
     expect(parsed.roles).toEqual(["director"]);
@@ -84,6 +85,9 @@ describe("the lab's agents", () => {
     expect(parsed.tableDir).toBe("/x/lab/glb/agents/lab-director-1/tables");
     expect(parsed.spoolDir).toBe("/x/lab/glb/agents/lab-director-1/spool");
     expect(parsed.metricsListen).toBe("");
+    // Health checks run from the director host's own stack (its management link).
+    expect(parsed.healthNetns).toBe("tide-glb-dir1");
+    expect(parsed.healthcheckBinary).toBe("/r/dataplane/build/tide-healthcheck");
 
     const proxy = AgentConfig.parse(
       labAgentConfig({
@@ -93,12 +97,16 @@ describe("the lab's agents", () => {
         socket: "/x/lab/glb/prx1.redirect.sock",
         probesBinary: null,
         nsdiagBinary: null,
+        healthcheckBinary: "/r/dataplane/build/tide-healthcheck",
       }),
     );
     expect(proxy.roles).toEqual(["proxy"]);
     expect(proxy.redirectSocket).toBe("/x/lab/glb/prx1.redirect.sock");
     expect(proxy.directorSocket).toBeNull();
     expect(proxy.namespaces).toEqual(["tide-glb-prx1"]);
+    // A proxy host checks nobody.
+    expect(proxy.healthNetns).toBeNull();
+    expect(proxy.healthcheckBinary).toBeNull();
   });
 });
 

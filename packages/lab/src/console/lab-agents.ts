@@ -44,6 +44,8 @@ export interface LabAgentConfigInput {
   /** Null when not built: the agent says so and runs without. */
   probesBinary: string | null;
   nsdiagBinary: string | null;
+  /** tide-healthcheck, which a director host's agent runs in its namespace (null: not built). */
+  healthcheckBinary: string | null;
 }
 
 /** The agent's JSON configuration (apps/agent/src/config.ts). */
@@ -54,7 +56,15 @@ export function labAgentConfig(o: LabAgentConfigInput): Record<string, unknown> 
     hostTokenFile: o.files.tokenFile,
     hostname: o.host.hostname,
     roles: [o.host.role],
-    ...(director ? { directorSocket: o.socket } : { redirectSocket: o.socket }),
+    ...(director
+      ? {
+          directorSocket: o.socket,
+          // The director host's own stack (its management link, topology.ts), not the agent's:
+          // health checks leave from there and the proxies answer there.
+          healthNetns: o.host.namespace,
+          healthcheckBinary: o.healthcheckBinary,
+        }
+      : { redirectSocket: o.socket }),
     tableDir: o.files.tableDir,
     spoolDir: o.files.spoolDir,
     probesBinary: o.probesBinary,
