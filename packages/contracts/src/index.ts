@@ -14,3 +14,4 @@ export * from "./director-sync";
 export * from "./text";
 export * from "./healthcheck-wire";
 export * from "./proxy-health";
+export * from "./proxy-traffic";

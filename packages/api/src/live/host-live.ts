@@ -273,7 +273,9 @@ class SharedListener {
         return;
       }
       if (n.channel === POOLS_CHANNEL) {
-        if (n.payload) this.emit(`${POOL_KEY_PREFIX}${n.payload}`, "samples");
+        // "<pool id>" (a health verdict changed) or "<pool id> traffic" (a proxy host's new figures).
+        const [poolId, what] = (n.payload ?? "").split(" ");
+        if (poolId) this.emit(`${POOL_KEY_PREFIX}${poolId}`, what === "traffic" ? "samples" : "findings");
         return;
       }
       if (n.channel !== OBSERVATIONS_CHANNEL || !n.payload) return;
@@ -379,14 +381,19 @@ export async function listenForDesiredChanges(onChange: () => void): Promise<() 
 }
 
 /**
- * Subscribe to changes of one pool's page: its directors' health verdicts (POOLS_CHANNEL) and
- * anything that changes a desired state (a table version: drains, fills, health changes; pool and
+ * Subscribe to changes of one pool's page: its directors' health verdicts and its proxies' new
+ * traffic figures ("traffic") (POOLS_CHANNEL), and anything that changes a desired state (a table version: drains, fills, health changes; pool and
  * director changes). Returns the function that unsubscribes from both.
  */
-export async function listenForPool(poolId: string, onChange: () => void): Promise<() => void> {
-  const off = await sharedListener().subscribe(`${POOL_KEY_PREFIX}${poolId}`, () => onChange());
+export async function listenForPool(
+  poolId: string,
+  onChange: (what: "changed" | "traffic") => void,
+): Promise<() => void> {
+  const off = await sharedListener().subscribe(`${POOL_KEY_PREFIX}${poolId}`, (c) =>
+    onChange(c === "samples" ? "traffic" : "changed"),
+  );
   try {
-    const offDesired = await sharedListener().subscribe(DESIRED_KEY, () => onChange());
+    const offDesired = await sharedListener().subscribe(DESIRED_KEY, () => onChange("changed"));
     return () => {
       off();
       offDesired();
@@ -408,8 +415,8 @@ export function createHostListener(databaseUrl: string) {
   return {
     subscribe: (hostId: string, onChange: (change: HostChange) => void) => l.subscribe(hostId, onChange),
     subscribeDesired: (onChange: () => void) => l.subscribe(DESIRED_KEY, () => onChange()),
-    subscribePool: (poolId: string, onChange: () => void) =>
-      l.subscribe(`${POOL_KEY_PREFIX}${poolId}`, () => onChange()),
+    subscribePool: (poolId: string, onChange: (what: "changed" | "traffic") => void) =>
+      l.subscribe(`${POOL_KEY_PREFIX}${poolId}`, (c) => onChange(c === "samples" ? "traffic" : "changed")),
     size: () => l.size(),
   };
 }

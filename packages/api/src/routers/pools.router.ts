@@ -6,6 +6,7 @@ import {
   PoolIdInput,
   PoolHealth,
   PoolRemoved,
+  PoolTraffic,
   PoolSummary,
   PreviewHashFieldsInput,
   RemovePoolInput,
@@ -17,6 +18,7 @@ import {
 import { z } from "zod";
 import { getPool, listPools } from "../services/fleet.service";
 import { poolHealth } from "../services/proxy-health.service";
+import { poolTraffic } from "../services/proxy-traffic.service";
 import {
   createPool,
   previewHashFields,
@@ -94,6 +96,19 @@ export const poolsRouter = router({
     .input(PoolIdInput)
     .output(PoolHealth)
     .query(({ ctx, input }) => poolHealth(ctx.db, input.poolId)),
+  traffic: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/pools/{poolId}/traffic",
+        tags: ["pools"],
+        summary:
+          "Each proxy's live traffic (new connections/s, established to the VIPs, second chance) and its host's open findings",
+      },
+    })
+    .input(PoolIdInput)
+    .output(PoolTraffic)
+    .query(({ ctx, input }) => poolTraffic(ctx.db, input.poolId)),
   setHealthCheck: adminProcedure
     .meta({
       openapi: {

@@ -10,6 +10,7 @@ import { storeBatch, type Db, type Prisma } from "@tide/db";
 import type { HostCaller } from "../auth/host-tokens.service";
 import { desiredStateFor } from "./desired-state.service";
 import { findingEvaluatorFor } from "./finding-evaluator";
+import { recordTraffic } from "./proxy-traffic.service";
 
 /** Channel of live host notifications (live/host-live.ts); payload: the host record id. */
 const LIVE_CHANNEL = "tide_observations";
@@ -116,7 +117,10 @@ export async function ingestObservations(
   refused.sort((a, b) => Date.parse(a.sampledAt) - Date.parse(b.sampledAt));
   // Also for a batch of duplicates: it retries an evaluation that failed, and costs one coalesced run.
   findingEvaluatorFor(db).schedule(host.hostId);
-  if (accepted > 0) await notifySamples(db, host.hostId);
+  if (accepted > 0) {
+    await notifySamples(db, host.hostId);
+    await recordTraffic(db, host, newest, input.dataPlane);
+  }
   const desired = await desiredStateFor(db, host.hostId);
   return {
     accepted,

@@ -3,7 +3,7 @@
 import { transitionFor, type Proxy, type ProxyAction, type ProxyState } from "@tide/contracts";
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { useCallback, useState } from "react";
+import { useCallback, useMemo, useState } from "react";
 import { ErrorNotice } from "~/components/error-notice";
 import { usePageKeys } from "~/components/use-page-keys";
 import { PoolAdminBar } from "~/features/pool-admin/pool-admin-bar";
@@ -31,6 +31,12 @@ export function PoolView({ poolId }: { poolId: string }) {
   // Pushed: re-read when the pool changes (usePoolLive); the slow poll is the fallback.
   const pool = useQuery({ ...trpc.pools.get.queryOptions({ poolId }), refetchInterval: 30_000 });
   const live = usePoolLive(poolId);
+  // Pushed after each proxy host's batch (usePoolLive); the slow poll is the fallback.
+  const traffic = useQuery({ ...trpc.pools.traffic.queryOptions({ poolId }), refetchInterval: 30_000 });
+  const trafficById = useMemo(
+    () => new Map((traffic.data?.proxies ?? []).map((t) => [t.proxyId, t])),
+    [traffic.data],
+  );
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const [pending, setPending] = useState<PendingAction | null>(null);
 
@@ -116,6 +122,7 @@ export function PoolView({ poolId }: { poolId: string }) {
             onSelect={setSelectedId}
             canOperate={canOperate}
             onAction={start}
+            traffic={trafficById}
           />
           <div className={styles.hint}>
             j/k or ↑/↓ select · {actionKeys.drain} drain · {actionKeys.deactivate} set inactive / abort fill ·{" "}

@@ -1,6 +1,7 @@
 "use client";
 
-import type { Proxy, ProxyAction } from "@tide/contracts";
+import type { Proxy, ProxyAction, ProxyTraffic } from "@tide/contracts";
+import Link from "next/link";
 import { HealthDot } from "~/components/health-dot";
 import { backendColor } from "~/components/proxy-colors";
 import { StateBadge } from "~/components/state-badge";
@@ -18,7 +19,10 @@ export function ProxiesTable({
   onSelect,
   canOperate,
   onAction,
+  traffic,
 }: {
+  /** Live figures per proxy id (absent while loading). */
+  traffic?: ReadonlyMap<string, ProxyTraffic>;
   proxies: Proxy[];
   selectedId: string | null;
   onSelect: (id: string) => void;
@@ -34,6 +38,19 @@ export function ProxiesTable({
           <th>Hostname</th>
           <th>State</th>
           <th>Health</th>
+          <th className="num" title="New connections per second (tide-redirect accepted_syn)">
+            New/s
+          </th>
+          <th className="num" title="ESTABLISHED connections to the pool's VIPs">
+            Established
+          </th>
+          <th className="num" title="Packets of flows this proxy does not own, sent to the row's other proxy">
+            To alternate/s
+          </th>
+          <th className="num" title="Packets of flows a local socket owns (second chance)">
+            2nd chance/s
+          </th>
+          <th title="Open findings of the proxy's host">Findings</th>
           <th>Since</th>
           <th>Actions</th>
         </tr>
@@ -84,6 +101,7 @@ export function ProxiesTable({
                   </div>
                 )}
               </td>
+              <TrafficCells t={traffic?.get(p.id)} draining={p.state === "draining"} />
               <td className="muted">
                 <TimeAgo iso={p.stateChangedAt} />
               </td>
@@ -95,5 +113,44 @@ export function ProxiesTable({
         })}
       </tbody>
     </table>
+  );
+}
+
+const rate = (v: number | null | undefined) =>
+  v === null || v === undefined ? "—" : v.toFixed(v < 10 && v > 0 ? 1 : 0);
+
+/** The proxy's live figures; a draining proxy's established count says how fast it falls. */
+function TrafficCells({ t, draining }: { t: ProxyTraffic | undefined; draining: boolean }) {
+  const f = t?.findings;
+  const stale = t?.stale ?? true;
+  return (
+    <>
+      <td className="num" data-testid="traffic-new">
+        {rate(t?.newConnectionsPerS)}
+      </td>
+      <td className="num" data-testid="traffic-established" data-value={t?.established ?? ""}>
+        {t === undefined || t.established === null ? "—" : t.established.toLocaleString("en-US")}
+        {draining && (t?.establishedFallingPerS ?? 0) > 0 && (
+          <span className="muted"> ↓{rate(t?.establishedFallingPerS)}/s</span>
+        )}
+      </td>
+      <td className="num" data-testid="traffic-alternate">
+        {rate(t?.forwardedToAlternatePerS)}
+      </td>
+      <td className="num" data-testid="traffic-second-chance">
+        {rate(t?.acceptedEstablishedPerS)}
+      </td>
+      <td data-testid="traffic-findings" title={stale ? "no live figures from this proxy's host" : undefined}>
+        {!f || f.critical + f.warn + f.info === 0 ? (
+          <span className="muted">none</span>
+        ) : (
+          <Link href={t?.hostId ? `/hosts/${t.hostId}` : "/findings"} className={styles.findings}>
+            {f.critical > 0 && <span className={styles.critical}>{f.critical} critical</span>}
+            {f.warn > 0 && <span className={styles.warn}>{f.warn} warn</span>}
+            {f.info > 0 && <span className="muted">{f.info} info</span>}
+          </Link>
+        )}
+      </td>
+    </>
   );
 }

@@ -11,6 +11,7 @@ import { useHasScope } from "~/features/session/session-context";
 import { ServedBy } from "~/features/sync/served-by";
 import { useTRPC } from "~/trpc/react";
 import styles from "./transition-dialog.module.css";
+import { RemainingConnections } from "./remaining-connections";
 import { TransitionResult } from "./transition-result";
 
 /**
@@ -53,6 +54,9 @@ export function TransitionDialog({
     }),
   );
 
+  const traffic = useQuery(trpc.pools.traffic.queryOptions({ poolId }));
+  const proxyTraffic = traffic.data?.proxies.find((t) => t.proxyId === proxy.id);
+
   const title = `${transition?.label ?? action} ${proxy.hostname}`;
   const done = apply.data;
   const allowed = preview.data?.allowed === true;
@@ -74,6 +78,7 @@ export function TransitionDialog({
         </span>
         {transition?.abort && <span className="muted">(abort)</span>}
       </div>
+      {proxy.state === "draining" && <RemainingConnections traffic={proxyTraffic} />}
 
       {done ? (
         <>

@@ -22,6 +22,7 @@ export function usePoolLive(poolId: string): PoolLiveState {
         queryClient.invalidateQueries({ queryKey: trpc.pools.get.queryKey({ poolId }) }),
         queryClient.invalidateQueries({ queryKey: trpc.pools.health.queryKey({ poolId }) }),
         queryClient.invalidateQueries({ queryKey: trpc.sync.pool.queryKey({ poolId }) }),
+        queryClient.invalidateQueries({ queryKey: trpc.pools.traffic.queryKey({ poolId }) }),
       ]);
     source.addEventListener("hello", () => {
       setState("live");
@@ -31,6 +32,10 @@ export function usePoolLive(poolId: string): PoolLiveState {
     source.addEventListener("changed", () => {
       setState("live");
       reread();
+    });
+    source.addEventListener("traffic", () => {
+      setState("live");
+      void queryClient.invalidateQueries({ queryKey: trpc.pools.traffic.queryKey({ poolId }) });
     });
     return () => source.close();
   }, [poolId, queryClient, trpc]);

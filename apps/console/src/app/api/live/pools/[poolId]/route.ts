@@ -4,8 +4,8 @@ import { getDb, listenForPool, resolveActor } from "@tide/api";
  * GET /api/live/pools/{poolId}: Server-Sent Events for the pool page. Authenticated like every page
  * (session cookie, read scope). Sends `changed` whenever something the page shows may have changed
  * (a director's health verdict or a check's outcome, a table version: drains, fills, health
- * changes; pool and director changes), at most every CHANGED_MIN_GAP_MS, and a `heartbeat` every
- * 15 s. The page re-reads its queries on `changed` (it keeps a slow poll as a fallback).
+ * changes; pool and director changes), at most every CHANGED_MIN_GAP_MS; `traffic` when a proxy
+ * host's new figures arrived (at most once a second); and a `heartbeat` every 15 s. The page re-reads its queries on `changed` (it keeps a slow poll as a fallback).
  */
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -13,6 +13,8 @@ export const runtime = "nodejs";
 const HEARTBEAT_MS = 15_000;
 /** Notifications closer than this are folded into one `changed` (a burst of health reports). */
 const CHANGED_MIN_GAP_MS = 250;
+/** Proxy hosts send a batch a second each: one `traffic` event a second at most. */
+const TRAFFIC_MIN_GAP_MS = 1_000;
 
 export async function GET(req: Request, { params }: { params: Promise<{ poolId: string }> }) {
   const { poolId } = await params;
@@ -34,13 +36,20 @@ export async function GET(req: Request, { params }: { params: Promise<{ poolId: 
       const send = (event: string, data: unknown) => {
         if (open) controller.enqueue(encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`));
       };
-      let pending: NodeJS.Timeout | null = null;
-      const changed = () => {
-        if (pending !== null || !open) return;
-        pending = setTimeout(() => {
-          pending = null;
-          send("changed", { at: new Date().toISOString() });
-        }, CHANGED_MIN_GAP_MS);
+      // One timer per event kind: a burst of notifications is one event.
+      const pending = new Map<string, NodeJS.Timeout>();
+      const changed = (what: "changed" | "traffic") => {
+        if (pending.has(what) || !open) return;
+        pending.set(
+          what,
+          setTimeout(
+            () => {
+              pending.delete(what);
+              send(what, { at: new Date().toISOString() });
+            },
+            what === "traffic" ? TRAFFIC_MIN_GAP_MS : CHANGED_MIN_GAP_MS,
+          ),
+        );
       };
       let unlisten: (() => void) | null = null;
       const heartbeat = setInterval(() => send("heartbeat", { at: new Date().toISOString() }), HEARTBEAT_MS);
@@ -48,7 +57,7 @@ export async function GET(req: Request, { params }: { params: Promise<{ poolId: 
         if (!open) return;
         open = false;
         clearInterval(heartbeat);
-        if (pending !== null) clearTimeout(pending);
+        for (const t of pending.values()) clearTimeout(t);
         unlisten?.();
         try {
           controller.close();

@@ -1,0 +1,141 @@
+import {
+  PROXY_TRAFFIC_STALE_AFTER_MS,
+  TideError,
+  type DataPlaneState,
+  type FindingCounts,
+  type Observation,
+  type PoolTraffic,
+} from "@tide/contracts";
+import { bindSelect, type Db, type Prisma } from "@tide/db";
+import { POOLS_CHANNEL } from "./proxy-health.service";
+import {
+  establishedToBinds,
+  fallRate,
+  nextTraffic,
+  type HostTraffic,
+  type TrafficSample,
+} from "./proxy-traffic.plan";
+
+/**
+ * Live traffic of proxies (issue 12 item 3). Ingest hands each proxy host's newest sample here: its
+ * traffic (hosts.traffic) moves one step (proxy-traffic.plan.ts) and the pages of the pools it is a
+ * proxy of are told (tide_pools "<pool id> traffic"). A host is a pool's proxy when its name is the
+ * proxy's host name, as directors are found by theirs.
+ */
+
+type Established = NonNullable<HostTraffic["established"]>;
+
+/** ESTABLISHED sockets per local address:port over the sample's namespaces; null = not reported. */
+function establishedOf(o: Observation): Established | null {
+  let seen = false;
+  const sum = new Map<string, Established[number]>();
+  for (const ns of o.namespaces as { established?: Established }[]) {
+    if (ns.established === undefined) continue;
+    seen = true;
+    for (const e of ns.established) {
+      const k = `${e.address}|${e.port}`;
+      const s = sum.get(k);
+      if (s) s.count += e.count;
+      else sum.set(k, { ...e });
+    }
+  }
+  return seen ? [...sum.values()] : null;
+}
+
+/** After a batch is stored: the host's traffic, if it is a proxy host; best effort (never fails ingest). */
+export async function recordTraffic(
+  db: Db,
+  host: { hostId: string; hostname: string },
+  newest: Observation,
+  dataPlane: readonly DataPlaneState[],
+): Promise<void> {
+  const redirect = dataPlane.find((d) => d.component === "redirect" && d.reachable)?.redirectCounters ?? null;
+  const established = establishedOf(newest);
+  if (redirect === null && established === null) return;
+  try {
+    const [row, proxies] = await Promise.all([
+      db.host.findUnique({ where: { id: host.hostId }, select: { traffic: true } }),
+      db.proxy.findMany({
+        where: { hostname: host.hostname },
+        select: { poolId: true, pool: { select: { binds: { select: bindSelect } } } },
+      }),
+    ]);
+    const sample: TrafficSample = {
+      at: newest.sampledAt,
+      redirect,
+      established,
+      vipEstablished: establishedToBinds(
+        established,
+        proxies.flatMap((p) => p.pool.binds),
+      ),
+    };
+    const next = nextTraffic((row?.traffic ?? null) as HostTraffic | null, sample);
+    await db.host.update({
+      where: { id: host.hostId },
+      data: { traffic: next as unknown as Prisma.InputJsonValue },
+    });
+    for (const poolId of new Set(proxies.map((p) => p.poolId)))
+      await db.$executeRaw`SELECT pg_notify(${POOLS_CHANNEL}, ${`${poolId} traffic`})`;
+  } catch (e) {
+    console.error(`traffic of host ${host.hostname}: not recorded`, e);
+  }
+}
+
+const noFindings = (): FindingCounts => ({ critical: 0, warn: 0, info: 0 });
+
+/** A pool's proxies' live traffic, and totals. */
+export async function poolTraffic(db: Db, poolId: string, now = new Date()): Promise<PoolTraffic> {
+  const pool = await db.pool.findUnique({
+    where: { id: poolId },
+    select: {
+      id: true,
+      binds: { select: bindSelect },
+      proxies: { select: { id: true, hostname: true }, orderBy: { slot: "asc" } },
+    },
+  });
+  if (!pool) throw new TideError("not_found", `Pool ${poolId} does not exist.`);
+  const names = [...new Set(pool.proxies.map((p) => p.hostname))];
+  const hosts = await db.host.findMany({
+    where: { name: { in: names } },
+    select: { id: true, name: true, traffic: true },
+  });
+  const findings = await db.finding.groupBy({
+    by: ["hostId", "severity"],
+    where: { hostId: { in: hosts.map((h) => h.id) }, status: { in: ["open", "acknowledged"] } },
+    _count: { _all: true },
+  });
+  const byName = new Map(hosts.map((h) => [h.name, h]));
+  const totals = {
+    newConnectionsPerS: null as number | null,
+    established: null as number | null,
+    findings: noFindings(),
+  };
+  const proxies = pool.proxies.map((p) => {
+    const host = byName.get(p.hostname) ?? null;
+    const t = (host?.traffic ?? null) as HostTraffic | null;
+    const counts = noFindings();
+    for (const f of findings) if (f.hostId === host?.id) counts[f.severity] += f._count._all;
+    const stale = t === null || now.getTime() - Date.parse(t.at) > PROXY_TRAFFIC_STALE_AFTER_MS;
+    const fresh = (v: number | null | undefined) => (stale || v === null || v === undefined ? null : v);
+    const established = stale ? null : establishedToBinds(t?.established, pool.binds);
+    const row = {
+      proxyId: p.id,
+      hostname: p.hostname,
+      hostId: host?.id ?? null,
+      at: t?.at ?? null,
+      stale,
+      newConnectionsPerS: fresh(t?.rates.newConnections),
+      forwardedToAlternatePerS: fresh(t?.rates.forwardedToAlternate),
+      acceptedEstablishedPerS: fresh(t?.rates.acceptedEstablished),
+      established,
+      establishedFallingPerS: stale || !t ? null : fallRate(t.history),
+      findings: counts,
+    };
+    if (row.newConnectionsPerS !== null)
+      totals.newConnectionsPerS = (totals.newConnectionsPerS ?? 0) + row.newConnectionsPerS;
+    if (row.established !== null) totals.established = (totals.established ?? 0) + row.established;
+    for (const s of ["critical", "warn", "info"] as const) totals.findings[s] += counts[s];
+    return row;
+  });
+  return { poolId: pool.id, proxies, totals };
+}

@@ -1,0 +1,63 @@
+import { z } from "zod";
+
+/**
+ * Live traffic of a pool's proxies (issue 12 item 3), from their hosts' agents: tide-redirect's
+ * rates and the ESTABLISHED connections to the pool's VIPs, with the open findings of each proxy's
+ * host. GET /api/v1/pools/{id}/traffic; the pool page is pushed an update after each batch.
+ */
+
+const PerSecond = z
+  .number()
+  .min(0)
+  .nullable()
+  .describe("Per second over the agent's last interval; null = unknown");
+
+export const FindingCounts = z
+  .strictObject({ critical: z.int().min(0), warn: z.int().min(0), info: z.int().min(0) })
+  .describe("Open (and acknowledged) findings by severity");
+export type FindingCounts = z.infer<typeof FindingCounts>;
+
+export const ProxyTraffic = z
+  .strictObject({
+    proxyId: z.string(),
+    hostname: z.string(),
+    hostId: z
+      .string()
+      .nullable()
+      .describe("The host whose agent reports for this proxy (same name); null = none"),
+    at: z.iso.datetime().nullable().describe("When these figures were sampled; null = never"),
+    stale: z.boolean().describe("No figures in the last PROXY_TRAFFIC_STALE_AFTER_MS"),
+    newConnectionsPerS: PerSecond.describe("tide-redirect accepted_syn: new connections landing here"),
+    forwardedToAlternatePerS: PerSecond.describe(
+      "forwarded_to_alternate: packets sent on to the row's other proxy",
+    ),
+    acceptedEstablishedPerS: PerSecond.describe("accepted_established: packets of flows a local socket owns"),
+    established: z
+      .int()
+      .min(0)
+      .nullable()
+      .describe("ESTABLISHED connections to the pool's VIPs; null = unknown"),
+    establishedFallingPerS: z
+      .number()
+      .nullable()
+      .describe("How fast the established connections fall over the last 10 s (negative: rising)"),
+    findings: FindingCounts.describe("The host's open findings"),
+  })
+  .describe("One proxy's live traffic");
+export type ProxyTraffic = z.infer<typeof ProxyTraffic>;
+
+export const PoolTraffic = z
+  .strictObject({
+    poolId: z.string(),
+    proxies: z.array(ProxyTraffic),
+    totals: z.strictObject({
+      newConnectionsPerS: z.number().min(0).nullable(),
+      established: z.int().min(0).nullable(),
+      findings: FindingCounts,
+    }),
+  })
+  .describe("A pool's proxies' live traffic, and totals");
+export type PoolTraffic = z.infer<typeof PoolTraffic>;
+
+/** A proxy whose host sent nothing for this long shows stale figures. */
+export const PROXY_TRAFFIC_STALE_AFTER_MS = 10_000;
