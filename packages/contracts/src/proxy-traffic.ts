@@ -61,3 +61,18 @@ export type PoolTraffic = z.infer<typeof PoolTraffic>;
 
 /** A proxy whose host sent nothing for this long shows stale figures. */
 export const PROXY_TRAFFIC_STALE_AFTER_MS = 10_000;
+
+export const FleetLive = z
+  .strictObject({
+    pools: z.array(
+      z.strictObject({
+        poolId: z.string(),
+        newConnectionsPerS: z.number().min(0).nullable(),
+        established: z.int().min(0).nullable(),
+        findings: FindingCounts.describe("Open findings of the pool's proxies' hosts"),
+      }),
+    ),
+    findings: FindingCounts.describe("Every open (and acknowledged) finding of the fleet"),
+  })
+  .describe("Per pool live totals and the fleet's open findings (the fleet page and the nav)");
+export type FleetLive = z.infer<typeof FleetLive>;

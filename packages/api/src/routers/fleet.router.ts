@@ -2,6 +2,7 @@ import {
   ChangePasswordInput,
   ChangePasswordResult,
   Director,
+  FleetLive,
   Me,
   PoolSummary,
   Proxy,
@@ -10,6 +11,7 @@ import {
 import { z } from "zod";
 import { changeOwnPassword } from "../auth/account.service";
 import { fleetOverview, listProxies } from "../services/fleet.service";
+import { fleetLive } from "../services/proxy-traffic.service";
 import { publicProcedure, readProcedure, router } from "../trpc";
 import { TRPCError } from "@trpc/server";
 
@@ -54,6 +56,19 @@ export const fleetRouter = router({
     .input(z.void())
     .output(z.object({ pools: z.array(PoolSummary), directors: z.array(Director) }))
     .query(({ ctx }) => fleetOverview(ctx.db)),
+  live: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/fleet/live",
+        tags: ["fleet"],
+        summary:
+          "Per pool new connections/s, established connections and open findings; the fleet's open findings",
+      },
+    })
+    .input(z.void())
+    .output(FleetLive)
+    .query(({ ctx }) => fleetLive(ctx.db)),
 });
 
 // Pools and directors have their own routers; re-exported here for _app.ts.

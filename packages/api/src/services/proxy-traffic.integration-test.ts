@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "v
 import { sample } from "../../../diagnostics/src/__fixtures__/observations";
 import { createHostListener } from "../live/host-live";
 import { callerFor, makePool, makeUser, truncateAll } from "../testing/fixtures";
-import { poolTraffic, recordTraffic } from "./proxy-traffic.service";
+import { fleetLive, poolTraffic, recordTraffic } from "./proxy-traffic.service";
 
 let db: Db;
 
@@ -141,6 +141,9 @@ describe("proxy traffic", () => {
       established: 100,
       findings: { critical: 1, warn: 0, info: 0 },
     });
+    const fleet = await fleetLive(db);
+    expect(fleet.pools).toEqual([{ poolId: pool.id, ...t.totals }]);
+    expect(fleet.findings).toEqual({ critical: 1, warn: 0, info: 0 });
   });
 
   it("ignores hosts that report no redirect counters and no connections", async () => {

@@ -3,6 +3,7 @@ import {
   TideError,
   type DataPlaneState,
   type FindingCounts,
+  type FleetLive,
   type Observation,
   type PoolTraffic,
 } from "@tide/contracts";
@@ -138,4 +139,24 @@ export async function poolTraffic(db: Db, poolId: string, now = new Date()): Pro
     return row;
   });
   return { poolId: pool.id, proxies, totals };
+}
+
+/**
+ * Per pool live totals and the fleet's open findings: the fleet page and the nav's count. One
+ * poolTraffic per pool (a handful of queries each): fine for tens of pools; issue 16 scales it.
+ */
+export async function fleetLive(db: Db, now = new Date()): Promise<FleetLive> {
+  const pools = await db.pool.findMany({ select: { id: true }, orderBy: { name: "asc" } });
+  const traffic = await Promise.all(pools.map((p) => poolTraffic(db, p.id, now)));
+  const open = await db.finding.groupBy({
+    by: ["severity"],
+    where: { status: { in: ["open", "acknowledged"] } },
+    _count: { _all: true },
+  });
+  const findings = noFindings();
+  for (const f of open) findings[f.severity] += f._count._all;
+  return {
+    pools: traffic.map((t) => ({ poolId: t.poolId, ...t.totals })),
+    findings,
+  };
 }

@@ -1,4 +1,4 @@
-import type { Director, PoolSummary } from "@tide/contracts";
+import type { Director, FleetLive, PoolSummary } from "@tide/contracts";
 import Link from "next/link";
 import { HashPrefix } from "~/components/hash-prefix";
 import { TimeAgo } from "~/components/time-ago";
@@ -6,8 +6,18 @@ import { formatBind } from "~/features/pools/format-bind";
 import styles from "./fleet.module.css";
 import { ProxyCounts } from "./proxy-counts";
 
-export function PoolsTable({ pools, directors }: { pools: PoolSummary[]; directors: Director[] }) {
+export function PoolsTable({
+  pools,
+  directors,
+  live,
+}: {
+  pools: PoolSummary[];
+  directors: Director[];
+  /** Live totals per pool (absent while loading). */
+  live?: FleetLive | undefined;
+}) {
   const directorName = new Map(directors.map((d) => [d.id, d.hostname]));
+  const liveOf = new Map((live?.pools ?? []).map((l) => [l.poolId, l]));
   return (
     <table className="data" data-testid="pools-table">
       <thead>
@@ -16,6 +26,13 @@ export function PoolsTable({ pools, directors }: { pools: PoolSummary[]; directo
           <th>Binds</th>
           <th>Proxies</th>
           <th className="num">Unhealthy</th>
+          <th className="num" title="New connections per second over the pool's proxies">
+            New/s
+          </th>
+          <th className="num" title="ESTABLISHED connections to the pool's VIPs">
+            Established
+          </th>
+          <th title="Open findings of the pool's proxies' hosts">Findings</th>
           <th>Table</th>
           <th>Directors</th>
         </tr>
@@ -41,6 +58,7 @@ export function PoolsTable({ pools, directors }: { pools: PoolSummary[]; directo
             <td className={`num ${p.proxyCounts.unhealthy > 0 ? styles.unhealthy : styles.zero}`}>
               {p.proxyCounts.unhealthy}
             </td>
+            <LiveCells l={liveOf.get(p.id)} />
             <td>
               {p.currentVersion ? (
                 <>
@@ -59,5 +77,34 @@ export function PoolsTable({ pools, directors }: { pools: PoolSummary[]; directo
         ))}
       </tbody>
     </table>
+  );
+}
+
+function LiveCells({ l }: { l: FleetLive["pools"][number] | undefined }) {
+  const f = l?.findings;
+  return (
+    <>
+      <td className="num" data-testid="pool-new">
+        {l?.newConnectionsPerS === null || l?.newConnectionsPerS === undefined
+          ? "—"
+          : l.newConnectionsPerS.toFixed(0)}
+      </td>
+      <td className="num" data-testid="pool-established">
+        {l?.established === null || l?.established === undefined
+          ? "—"
+          : l.established.toLocaleString("en-US")}
+      </td>
+      <td data-testid="pool-findings">
+        {!f || f.critical + f.warn + f.info === 0 ? (
+          <span className="muted">none</span>
+        ) : (
+          <Link href="/findings" className={styles.findings}>
+            {f.critical > 0 && <span className={styles.critical}>{f.critical} critical</span>}
+            {f.warn > 0 && <span className={styles.warn}>{f.warn} warn</span>}
+            {f.info > 0 && <span className="muted">{f.info} info</span>}
+          </Link>
+        )}
+      </td>
+    </>
   );
 }

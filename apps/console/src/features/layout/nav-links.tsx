@@ -2,6 +2,7 @@
 
 import Link from "next/link";
 import { usePathname } from "next/navigation";
+import { useFleetLive } from "~/features/fleet/use-fleet-live";
 import { useHasScope } from "~/features/session/session-context";
 import styles from "./app-header.module.css";
 
@@ -26,7 +27,7 @@ const adminItems: NavItem[] = [
   { href: "/settings/users", label: "Users", match: (p) => p.startsWith("/settings/users") },
 ];
 
-function NavLink({ item, path }: { item: NavItem; path: string }) {
+function NavLink({ item, path, badge }: { item: NavItem; path: string; badge?: React.ReactNode }) {
   const active = item.match(path);
   return (
     <Link
@@ -35,7 +36,28 @@ function NavLink({ item, path }: { item: NavItem; path: string }) {
       aria-current={active ? "page" : undefined}
     >
       {item.label}
+      {badge}
     </Link>
+  );
+}
+
+/** The fleet's open findings next to "Findings", coloured by the worst. */
+function FindingsBadge() {
+  const live = useFleetLive();
+  const f = live.data?.findings;
+  if (!f) return null;
+  const n = f.critical + f.warn + f.info;
+  if (n === 0) return null;
+  const worst = f.critical > 0 ? "critical" : f.warn > 0 ? "warn" : "info";
+  return (
+    <span
+      className={`${styles.badge} ${styles[worst]}`}
+      data-testid="findings-count"
+      data-worst={worst}
+      title={`${f.critical} critical, ${f.warn} warn, ${f.info} info open`}
+    >
+      {n}
+    </span>
   );
 }
 
@@ -45,7 +67,12 @@ export function NavLinks() {
   return (
     <nav className={styles.nav} aria-label="Main">
       {items.map((item) => (
-        <NavLink key={item.href} item={item} path={path} />
+        <NavLink
+          key={item.href}
+          item={item}
+          path={path}
+          badge={item.href === "/findings" ? <FindingsBadge /> : undefined}
+        />
       ))}
       {adminItems.map((item) =>
         isAdmin ? (
