@@ -5,7 +5,9 @@
 #
 #   make build/tide-nsdiag
 #   make test-nsdiag         the lab test against this build, then against an ASan/UBSan build
-#                            (a sanitizer report kills tide-nsdiag, which fails the test) (root)
+#                            (a sanitizer report kills tide-nsdiag, which fails the test), then
+#                            its ESTABLISHED tests against an ASan build whose table holds 64
+#                            address:ports, so that 5,001 of them go through pruning (root)
 
 NSDIAG_CFLAGS := $(CFLAGS_BASE) -DTIDE_VERSION='"$(VERSION)"'
 
@@ -16,12 +18,21 @@ $(BUILD)/tide-nsdiag-asan: nsdiag/tide_nsdiag.c | $(BUILD)
 	$(CLANG) $(NSDIAG_CFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -o $@ nsdiag/tide_nsdiag.c -ljansson
 
+# The same, with a 64-key ESTABLISHED table: the lab test's 10,000 sockets prune it ~150 times.
+NSDIAG_SMALL_TABLE := 64
+$(BUILD)/tide-nsdiag-small-table: nsdiag/tide_nsdiag.c | $(BUILD)
+	$(CLANG) $(NSDIAG_CFLAGS) -DMAX_EST_KEYS=$(NSDIAG_SMALL_TABLE) -O1 -fno-omit-frame-pointer \
+		-fsanitize=address,undefined -fno-sanitize-recover=all -o $@ nsdiag/tide_nsdiag.c -ljansson
+
 .PHONY: test-nsdiag
-test-nsdiag: $(BUILD)/tide-nsdiag $(BUILD)/tide-nsdiag-asan
+test-nsdiag: $(BUILD)/tide-nsdiag $(BUILD)/tide-nsdiag-asan $(BUILD)/tide-nsdiag-small-table
 	cd .. && TIDE_NSDIAG_BINARY=$(abspath $(BUILD)/tide-nsdiag) \
 		npx vitest run --project lab apps/agent/src/sampling/nsdiag.lab-test.ts
 	cd .. && TIDE_NSDIAG_BINARY=$(abspath $(BUILD)/tide-nsdiag-asan) \
 		npx vitest run --project lab apps/agent/src/sampling/nsdiag.lab-test.ts
+	cd .. && TIDE_NSDIAG_BINARY=$(abspath $(BUILD)/tide-nsdiag-small-table) \
+		TIDE_NSDIAG_EST_KEYS=$(NSDIAG_SMALL_TABLE) \
+		npx vitest run --project lab apps/agent/src/sampling/nsdiag.lab-test.ts -t ESTABLISHED
 
 NSDIAG_BUILD := $(BUILD)/tide-nsdiag
 NSDIAG_TESTS := test-nsdiag

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Observation, ObservationBatch, ProbeAvailability } from "./observations";
+import { Observation, ObservationBatch, ProbeAvailability, type NamespaceObservation } from "./observations";
 
 /** One sample as tide-agent would send it: a proxy with a root and a container namespace. */
 function agentSample(sampledAt = "2026-11-22T23:00:00.000Z") {
@@ -31,6 +31,12 @@ function agentSample(sampledAt = "2026-11-22T23:00:00.000Z") {
         },
         listeners: [{ address: "0.0.0.0", port: 443, recvQ: 0, sendQ: 4096, requestedBacklog: 4096 }],
         listenPorts: [{ port: 443, sockets: 1 }],
+        established: [
+          { address: "10.40.0.7", port: 443, count: 7200 },
+          { address: "2001:db8::7", port: 443, count: 310 },
+          { address: "10.40.0.7", port: 41022, count: 1 },
+        ],
+        establishedTotal: 7540,
       },
       {
         netns: { inode: 4026532733, name: null, root: false },
@@ -111,6 +117,9 @@ function undocumented(schema: unknown): string[] {
 
 type Sample = ReturnType<typeof agentSample>;
 
+/** The root namespace of a sample, typed with its optional ESTABLISHED fields. */
+const establishedOf = (o: Sample) => o.namespaces[0] as unknown as NamespaceObservation;
+
 describe("Observation", () => {
   it("accepts what the agent sends", () => {
     expect(Observation.parse(agentSample())).toEqual(agentSample());
@@ -138,10 +147,35 @@ describe("Observation", () => {
     ],
     ["a host id with a space", (o) => (o.hostId = "lb fra")],
     ["a local time", (o) => (o.sampledAt = "2026-11-22T23:00:00+01:00")],
+    [
+      "257 established counts",
+      (o) =>
+        (establishedOf(o).established = Array.from({ length: 257 }, (_, i) => ({
+          address: "10.40.0.7",
+          port: i,
+          count: 1,
+        }))),
+    ],
+    ["an established port over 65535", (o) => (establishedOf(o).established![0]!.port = 65536)],
+    ["a negative established count", (o) => (establishedOf(o).established![0]!.count = -1)],
+    ["an empty established address", (o) => (establishedOf(o).established![0]!.address = "")],
+    [
+      "an unknown field in an established count",
+      (o) => Object.assign(establishedOf(o).established![0]!, { peer: "10.1.1.1" }),
+    ],
+    ["a fractional established total", (o) => (establishedOf(o).establishedTotal = 1.5)],
   ])("rejects %s", (_, mutate) => {
     const o = agentSample();
     mutate(o);
     expect(Observation.safeParse(o).success).toBe(false);
+  });
+
+  it("accepts a namespace without established counts (older agents, stored samples)", () => {
+    const o = agentSample();
+    expect("established" in o.namespaces[1]!).toBe(false);
+    expect(Observation.parse(o).namespaces[1]).not.toHaveProperty("established");
+    const { established: _e, establishedTotal: _t, ...old } = establishedOf(o);
+    expect(Observation.safeParse({ ...o, namespaces: [old, o.namespaces[1]] }).success).toBe(true);
   });
 
   it("needs a reason for a probe that is off", () => {

@@ -150,6 +150,22 @@ export const ListenPortCount = z
   .describe("Number of LISTEN sockets on one port of the namespace");
 export type ListenPortCount = z.infer<typeof ListenPortCount>;
 
+/** Most ESTABLISHED address:port counts one namespace carries (the busiest; the total stays complete). */
+export const ESTABLISHED_MAX_ENDPOINTS = 256;
+
+export const EstablishedCount = z
+  .strictObject({
+    address: z
+      .string()
+      .min(1)
+      .max(45)
+      .describe("Local IP in canonical text, IPv4 or IPv6 (an IPv4-mapped IPv6 address is given as IPv4)"),
+    port: Port.describe("Local port"),
+    count: Counter.describe("ESTABLISHED TCP sockets with this local address and port"),
+  })
+  .describe("Number of ESTABLISHED TCP sockets on one local address:port of the namespace");
+export type EstablishedCount = z.infer<typeof EstablishedCount>;
+
 export const NamespaceObservation = z
   .strictObject({
     netns: NetnsRef,
@@ -167,6 +183,18 @@ export const NamespaceObservation = z
     listenPorts: z
       .array(ListenPortCount)
       .describe("Complete LISTEN socket count per port, even when listeners was truncated"),
+    established: z
+      .array(EstablishedCount)
+      .max(ESTABLISHED_MAX_ENDPOINTS)
+      .optional()
+      .describe(
+        "ESTABLISHED TCP sockets per local address:port (the 256 busiest; absent from older agents), " +
+          "by count descending, then port",
+      ),
+    establishedTotal: Counter.optional().describe(
+      "All ESTABLISHED TCP sockets in the namespace, including those of address:ports left out of " +
+        "established (absent from older agents)",
+    ),
   })
   .describe("What the agent read inside one network namespace");
 export type NamespaceObservation = z.infer<typeof NamespaceObservation>;

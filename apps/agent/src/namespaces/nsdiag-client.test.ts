@@ -12,6 +12,12 @@ const OK = {
     ["*", 9001, 0, 2],
   ],
   listeners_total: 3,
+  established: [
+    ["10.77.0.1", 9000, 50],
+    ["fd77::1", 9002, 7],
+    ["10.77.0.1", 41000, 1],
+  ],
+  established_total: 58,
   ports: [
     [9000, 1],
     [9001, 1],
@@ -32,9 +38,29 @@ describe("parseNsdiagNamespace", () => {
       listeners: OK.listeners,
       ports: OK.ports,
       listenersTotal: 3,
+      established: OK.established,
+      establishedTotal: 58,
       snmp: null,
     });
     expect(r?.state === "ok" && r.sysctls?.get("net/core/somaxconn")).toBe("3\n");
+  });
+
+  it("reads a reply without established counts (older tide-nsdiag) as null, not zero", () => {
+    const { established: _e, established_total: _t, ...old } = OK;
+    expect(parseNsdiagNamespace(old)).toMatchObject({ established: null, establishedTotal: null });
+  });
+
+  it("drops malformed established entries and keeps at most 256", () => {
+    const r = parseNsdiagNamespace({
+      ...OK,
+      established: [["", 1, 1], ["10.0.0.1", 70000, 1], "x", ["x".repeat(46), 1, 1], ["10.0.0.1", 80, 3]],
+    });
+    expect(r).toMatchObject({ established: [["10.0.0.1", 80, 3]] });
+    const many = parseNsdiagNamespace({
+      ...OK,
+      established: Array.from({ length: 300 }, (_, i) => ["10.0.0.1", i, 1]),
+    });
+    expect(many?.state === "ok" && many.established).toHaveLength(256);
   });
 
   it("keeps gone and error entries with their reason, and drops junk", () => {

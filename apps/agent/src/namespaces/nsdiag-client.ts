@@ -1,4 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { ESTABLISHED_MAX_ENDPOINTS } from "@tide/contracts";
 
 /** How long one tide-nsdiag request may take before the process is killed and restarted, in ms. */
 export const NSDIAG_TIMEOUT_MS = 5_000;
@@ -22,6 +23,13 @@ export type NsdiagNamespace =
       listenersTotal: number;
       /** [port, LISTEN sockets], complete. */
       ports: [number, number][];
+      /**
+       * [local address, local port, ESTABLISHED sockets], the 256 busiest by count; null from a
+       * tide-nsdiag that does not report them (older build).
+       */
+      established: [string, number, number][] | null;
+      /** Every ESTABLISHED socket of the namespace; null from an older tide-nsdiag. */
+      establishedTotal: number | null;
       /** Raw sysctl texts keyed by path under /proc/sys; absent when not asked for. */
       sysctls: Map<string, string> | null;
       netstat: string | null;
@@ -60,6 +68,15 @@ export function parseNsdiagNamespace(v: unknown): NsdiagNamespace | null {
   for (const p of Array.isArray(v.ports) ? (v.ports as unknown[]) : []) {
     if (Array.isArray(p) && nat(p[0]) <= 65535) ports.push([nat(p[0]), nat(p[1])]);
   }
+  let established: [string, number, number][] | null = null;
+  if (Array.isArray(v.established)) {
+    established = [];
+    for (const e of v.established as unknown[]) {
+      if (!Array.isArray(e) || typeof e[0] !== "string" || e[0] === "" || e[0].length > 45) continue;
+      if (nat(e[1]) > 65535 || established.length >= ESTABLISHED_MAX_ENDPOINTS) continue;
+      established.push([e[0], nat(e[1]), nat(e[2])]);
+    }
+  }
   let sysctls: Map<string, string> | null = null;
   if (isObj(v.sysctls)) {
     sysctls = new Map();
@@ -71,6 +88,8 @@ export function parseNsdiagNamespace(v: unknown): NsdiagNamespace | null {
     listeners,
     listenersTotal: nat(v.listeners_total),
     ports,
+    established,
+    establishedTotal: typeof v.established_total === "number" ? nat(v.established_total) : null,
     sysctls,
     netstat: str(v.netstat),
     snmp: str(v.snmp),

@@ -8,6 +8,7 @@ import { parseSysctlLines, parseSysctls, SYSCTL_PATHS } from "../kernel/sysctls"
 import { discoverNamespaces, parseNetnsLink, type DiscoveredNamespace } from "../namespaces/discovery";
 import { NamespaceHelper } from "../namespaces/helper-shell";
 import { NsdiagClient, type NsdiagNamespace, type NsdiagState } from "../namespaces/nsdiag-client";
+import { parseSsEstablished, splitSsStates } from "./established";
 
 const SS_MARK = "__TIDE_SS__";
 
@@ -15,19 +16,25 @@ const SS_MARK = "__TIDE_SS__";
 export const HELPER_RETRY_MS = 10_000;
 
 /**
+ * One ss for LISTEN and ESTABLISHED sockets: the state column comes first (LISTEN or ESTAB), which
+ * splitSsStates sorts out.
+ */
+const SS_COMMAND = "ss -Htn state listening state established 2>/dev/null";
+
+/**
  * The script one helper runs per tick: sysctls with `grep -H .` (prints "path:value" per file; a shell
  * `read` would not do: it reads one byte at a time and /proc/sys returns EOF for any read past
- * offset 0), then `ss -ltnH`. /proc/sys shows the reader's namespace, so both must run inside it:
+ * offset 0), then ss. /proc/sys shows the reader's namespace, so both must run inside it:
  * two forks per tick and namespace, no nsenter.
  */
 export const TICK_SCRIPT = [
   `cd /proc/sys && grep -H . ${Object.values(SYSCTL_PATHS).join(" ")} 2>/dev/null`,
   `echo ${SS_MARK}`,
-  `ss -ltnH 2>/dev/null`,
+  SS_COMMAND,
 ].join("\n");
 
 /** The script on ticks whose sysctls come from the cache: `ss` only (one fork instead of two). */
-export const TICK_SCRIPT_SS_ONLY = [`echo ${SS_MARK}`, `ss -ltnH 2>/dev/null`].join("\n");
+export const TICK_SCRIPT_SS_ONLY = [`echo ${SS_MARK}`, SS_COMMAND].join("\n");
 
 /** How long sysctls read in a namespace are reused, in ms: they rarely change; forks cost CPU. */
 export const SYSCTL_REFRESH_MS = 10_000;
@@ -252,6 +259,12 @@ export class HostSampler {
           .slice(0, MAX_LISTENERS)
           .map(([address, port, recvQ, sendQ]) => ({ address, port, recvQ, sendQ, requestedBacklog: null })),
         listenPorts: r.ports.map(([port, sockets]) => ({ port, sockets })),
+        ...(r.established !== null && r.establishedTotal !== null
+          ? {
+              established: r.established.map(([address, port, count]) => ({ address, port, count })),
+              establishedTotal: r.establishedTotal,
+            }
+          : {}),
       };
     });
   }
@@ -302,7 +315,8 @@ export class HostSampler {
       this.sysctlCache.set(ns.inode, { sysctls: values, readAt: now });
     }
     this.sysctlAges.set(ns.inode, sysctlsAgeMs);
-    const all = parseSsListeners(ss);
+    const states = splitSsStates(ss);
+    const all = parseSsListeners(states.listening);
     return {
       netns: { inode: ns.inode, name: ns.name, root: ns.root },
       pids: ns.pids,
@@ -311,6 +325,7 @@ export class HostSampler {
       sysctls: values,
       listeners: all.slice(0, MAX_LISTENERS),
       listenPorts: listenPortCounts(all),
+      ...parseSsEstablished(states.established),
     };
   }
 

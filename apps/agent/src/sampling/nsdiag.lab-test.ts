@@ -2,13 +2,17 @@
  * tide-nsdiag against real namespaces (root): a listener whose listen() backlog somaxconn caps,
  * with a filled accept queue, read through tide-nsdiag and compared with ss in the namespace; fresh
  * sysctls and counters through the kept fds; a namespace that disappears mid-run; malformed
- * requests; a killed tide-nsdiag restarted. Binary: TIDE_NSDIAG_BINARY or
- * dataplane/build/tide-nsdiag (`make -C dataplane build/tide-nsdiag`); missing = failure.
+ * requests; a killed tide-nsdiag restarted; ESTABLISHED sockets counted per local address:port
+ * (IPv4, IPv6, IPv4-mapped) the same as the ss fallback counts them, and what one dump costs with
+ * 10,000 of them (printed, not asserted). Binary: TIDE_NSDIAG_BINARY or dataplane/build/tide-nsdiag
+ * (`make -C dataplane build/tide-nsdiag`); missing = failure. TIDE_NSDIAG_EST_KEYS names the
+ * binary's MAX_EST_KEYS when it was built smaller (make test-nsdiag's pruning pass).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { accessSync, constants, readdirSync } from "node:fs";
+import { accessSync, constants, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
+import { NamespaceObservation } from "@tide/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseProcNetCounters } from "../kernel/counters";
 import { parseSsListeners } from "../kernel/listeners";
@@ -19,11 +23,21 @@ const BINARY =
   process.env.TIDE_NSDIAG_BINARY ?? path.resolve(__dirname, "../../../../dataplane/build/tide-nsdiag");
 const NS = `tidensd${process.pid}-a`;
 const GONE = `tidensd${process.pid}-b`;
+/** Known ESTABLISHED connections (exact counts), and 5,000 of them (10,000 sockets) for the cost. */
+const EST = `tidensd${process.pid}-e`;
+const BULK = `tidensd${process.pid}-f`;
+/** A listener and no connection: the established dump is skipped (sockstat inuse = listeners). */
+const IDLE = `tidensd${process.pid}-g`;
+const BULK_CONNECTIONS = 5_000;
+/** Distinct local address:ports the binary counts exactly (tide_nsdiag.c MAX_EST_KEYS). */
+const EST_KEYS = Number(process.env.TIDE_NSDIAG_EST_KEYS ?? 65_536);
 const PORT = 18090;
 const PORT6 = 18091;
 const SOMAXCONN = 4;
 const CLIENTS = 8;
 let server: ChildProcess | null = null;
+const holders: ChildProcess[] = [];
+const TICKS_PER_S = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
 
 const ip = (...args: string[]): string =>
   execFileSync("ip", args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
@@ -41,12 +55,59 @@ time.sleep(1)
 print("ready",flush=True)
 time.sleep(600)`;
 
+/**
+ * Hold established connections: for each [family, listen address, port, connect address, n], a
+ * listener and n clients connected to it and accepted (both ends ESTABLISHED, in one namespace).
+ */
+const HOLDER = (groups: [string, string, number, string, number][]) => `
+import socket,time,resource
+resource.setrlimit(resource.RLIMIT_NOFILE,(resource.getrlimit(resource.RLIMIT_NOFILE)[1],)*2)
+keep=[]
+for fam,addr,port,to,n in ${JSON.stringify(groups)}:
+    s=socket.socket(socket.AF_INET6 if fam=="6" else socket.AF_INET)
+    if fam=="6": s.setsockopt(socket.IPPROTO_IPV6,socket.IPV6_V6ONLY,0)
+    s.bind((addr,port)); s.listen(4096); keep.append(s)
+    for i in range(n):
+        c=socket.create_connection((to,port)); a,_=s.accept(); keep+=[c,a]
+print("ready",flush=True)
+time.sleep(600)`;
+
+async function holdConnections(
+  ns: string,
+  groups: [string, string, number, string, number][],
+): Promise<void> {
+  const p = spawn("ip", ["netns", "exec", ns, "python3", "-c", HOLDER(groups)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  holders.push(p);
+  await new Promise<void>((resolve, reject) => {
+    p.stdout!.once("data", () => resolve());
+    p.once("exit", (code) => reject(new Error(`connection holder in ${ns} exited ${code}`)));
+  });
+}
+
+/** CPU seconds (user + system) a process has used. */
+function cpuSeconds(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(f[11]) + Number(f[12])) / TICKS_PER_S;
+}
+
 beforeAll(async () => {
   accessSync(BINARY, constants.X_OK); // throws: build it first
-  for (const n of [NS, GONE]) {
+  for (const n of [NS, GONE, EST, BULK, IDLE]) {
     ip("netns", "add", n);
     ip("-n", n, "link", "set", "lo", "up");
   }
+  ip("-n", EST, "addr", "add", "10.77.0.1/32", "dev", "lo");
+  ip("-n", EST, "addr", "add", "fd77::1/128", "dev", "lo", "nodad");
+  ip("-n", BULK, "addr", "add", "10.78.0.1/32", "dev", "lo");
+  await holdConnections(EST, [
+    ["4", "10.77.0.1", 8080, "10.77.0.1", 50],
+    ["6", "fd77::1", 8443, "fd77::1", 7],
+    ["6", "::", 8082, "10.77.0.1", 3], // dual-stack: accepted as ::ffff:10.77.0.1
+  ]);
+  await holdConnections(BULK, [["4", "10.78.0.1", 8080, "10.78.0.1", BULK_CONNECTIONS]]);
+  await holdConnections(IDLE, [["4", "127.0.0.1", 8080, "127.0.0.1", 0]]);
   ip("netns", "exec", NS, "sysctl", "-q", "-w", `net.core.somaxconn=${SOMAXCONN}`);
   server = spawn("ip", ["netns", "exec", NS, "python3", "-c", SERVER], {
     stdio: ["ignore", "pipe", "inherit"],
@@ -59,7 +120,8 @@ beforeAll(async () => {
 
 afterAll(() => {
   server?.kill("SIGKILL");
-  for (const n of [NS, GONE]) {
+  for (const h of holders) h.kill("SIGKILL");
+  for (const n of [NS, GONE, EST, BULK, IDLE]) {
     try {
       ip("netns", "del", n);
     } catch {
@@ -143,9 +205,9 @@ describe("tide-nsdiag", () => {
       const before = await sampler.sample();
       expect(before.namespaces.find((n) => n.netns.name === GONE)).toBeDefined();
       const pid = sampler.collectorState().nsdiag!.pid!;
-      // tide-nsdiag keeps 10 fds per namespace (sock_diag, 6 sysctls, 3 /proc/net files); other
-      // helpers' namespaces come and go meanwhile, so compare what is left after those.
-      const baseFds = (namespaces: number): number => readdirSync(`/proc/${pid}/fd`).length - 10 * namespaces;
+      // tide-nsdiag keeps 11 fds per namespace (sock_diag, 6 sysctls, 3 /proc/net files and
+      // sockstat6); other helpers' namespaces come and go meanwhile, so compare what is left after those.
+      const baseFds = (namespaces: number): number => readdirSync(`/proc/${pid}/fd`).length - 11 * namespaces;
       const baseBefore = baseFds(before.namespaces.length);
       ip("netns", "del", GONE);
       // Another agent on this host (a parallel test on the shell fallback) may keep a helper shell in
@@ -248,6 +310,99 @@ describe("tide-nsdiag", () => {
       expect(sample.namespaces.find((n) => n.netns.name === NS)?.sysctls.somaxconn).toBe(SOMAXCONN);
     } finally {
       sampler.close();
+    }
+  });
+
+  it("counts ESTABLISHED sockets per local address:port, as the ss fallback does", async () => {
+    const client = new NsdiagClient(BINARY);
+    try {
+      const [r, idle] = await client.request(
+        [
+          { inode: inodeOf(`/run/netns/${EST}`), path: `/run/netns/${EST}` },
+          { inode: inodeOf(`/run/netns/${IDLE}`), path: `/run/netns/${IDLE}` },
+        ],
+        false,
+      );
+      if (r?.state !== "ok" || idle?.state !== "ok")
+        throw new Error(`tide-nsdiag: ${JSON.stringify([r, idle])}`);
+      // Server ends: 50 + 7 + 3 accepted sockets; client ends: one ephemeral port each.
+      expect(r.established!.slice(0, 3)).toEqual([
+        ["10.77.0.1", 8080, 50],
+        ["fd77::1", 8443, 7],
+        ["10.77.0.1", 8082, 3],
+      ]);
+      const clients = r.established!.slice(3);
+      expect(clients).toHaveLength(60);
+      expect(
+        clients.every(([address, , count]) => count === 1 && ["10.77.0.1", "fd77::1"].includes(address)),
+      ).toBe(true);
+      expect(r.establishedTotal).toBe(120);
+      // A namespace whose only TCP socket is a listener: nothing, and a total of zero.
+      expect(idle).toMatchObject({ ports: [[8080, 1]], established: [], establishedTotal: 0 });
+    } finally {
+      client.stop();
+    }
+    // Through HostSampler, both paths: the same observation fields, valid for the contract.
+    const fromNsdiag = new HostSampler({ nsdiagBinary: BINARY, namespaces: [EST] });
+    const fromSs = new HostSampler({ nsdiagBinary: "/nonexistent/tide-nsdiag", namespaces: [EST] });
+    try {
+      const [a, b] = [(await fromNsdiag.sample()).namespaces[0]!, (await fromSs.sample()).namespaces[0]!];
+      expect(fromSs.collectorState().path).toBe("shell");
+      expect(NamespaceObservation.parse(a)).toEqual(a);
+      expect(a.establishedTotal).toBe(120);
+      expect(a.established![0]).toEqual({ address: "10.77.0.1", port: 8080, count: 50 });
+      expect(b.established).toEqual(a.established); // same counts, same order
+      expect(b.establishedTotal).toBe(a.establishedTotal);
+      // One ss for both states still reads the listeners (ss lists them in another order).
+      const byPort = (l: { port: number }[]) => [...l].sort((x, y) => x.port - y.port);
+      expect(byPort(b.listeners)).toEqual(byPort(a.listeners));
+    } finally {
+      fromNsdiag.close();
+      fromSs.close();
+    }
+  });
+
+  it("keeps the 256 busiest of 10,000 ESTABLISHED sockets, and prints what a dump costs", async () => {
+    const client = new NsdiagClient(BINARY);
+    const bulk = { inode: inodeOf(`/run/netns/${BULK}`), path: `/run/netns/${BULK}` };
+    const idle = { inode: inodeOf(`/run/netns/${IDLE}`), path: `/run/netns/${IDLE}` };
+    try {
+      const [r] = await client.request([bulk], false);
+      if (r?.state !== "ok") throw new Error(`tide-nsdiag: ${JSON.stringify(r)}`);
+      const keys = BULK_CONNECTIONS + 1; // the server's address:port and one per client
+      expect(r.establishedTotal).toBe(2 * BULK_CONNECTIONS); // exact either way
+      expect(r.established!.slice(1).every(([, , count]) => count === 1)).toBe(true);
+      if (keys <= EST_KEYS) {
+        expect(r.established![0]).toEqual(["10.78.0.1", 8080, BULK_CONNECTIONS]);
+        expect(r.established).toHaveLength(256);
+      } else {
+        // Pruned (lossy counting): the busy address:port stays first; it may have lost one count
+        // per prune, and a prune happens at most once per EST_KEYS / 2 new address:ports.
+        const [address, port, count] = r.established![0]!;
+        expect([address, port]).toEqual(["10.78.0.1", 8080]);
+        expect(count).toBeLessThanOrEqual(BULK_CONNECTIONS);
+        expect(count).toBeGreaterThanOrEqual(BULK_CONNECTIONS - Math.ceil(keys / (EST_KEYS / 2)));
+        expect(r.established!.length).toBeLessThanOrEqual(Math.min(256, EST_KEYS));
+      }
+      // CPU per request (user + system of tide-nsdiag; the kernel's dump is most of it).
+      const perRequestMs = async (targets: (typeof bulk)[], n: number): Promise<number> => {
+        const pid = client.pid!;
+        const before = cpuSeconds(pid);
+        for (let i = 0; i < n; i++) await client.request(targets, false);
+        return ((cpuSeconds(pid) - before) * 1000) / n;
+      };
+      const busy = await perRequestMs([bulk], 100);
+      const empty = await perRequestMs([idle], 200);
+      const ssStart = process.hrtime.bigint();
+      const ssLines = ip("netns", "exec", BULK, "ss", "-Htn", "state", "established").split("\n").length - 1;
+      const ssMs = Number(process.hrtime.bigint() - ssStart) / 1e6;
+      console.log(
+        `tide-nsdiag ${path.basename(BINARY)}: ${2 * BULK_CONNECTIONS} ESTABLISHED sockets: ` +
+          `${busy.toFixed(2)} ms CPU per request; a namespace with none: ${empty.toFixed(2)} ms; ` +
+          `ss -Htn state established there: ${ssMs.toFixed(0)} ms wall (${ssLines} lines, fork included)`,
+      );
+    } finally {
+      client.stop();
     }
   });
 });
