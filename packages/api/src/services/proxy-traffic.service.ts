@@ -30,7 +30,7 @@ type Established = NonNullable<HostTraffic["established"]>;
 function establishedOf(o: Observation): Established | null {
   let seen = false;
   const sum = new Map<string, Established[number]>();
-  for (const ns of o.namespaces as { established?: Established }[]) {
+  for (const ns of o.namespaces) {
     if (ns.established === undefined) continue;
     seen = true;
     for (const e of ns.established) {
