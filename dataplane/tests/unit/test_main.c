@@ -23,7 +23,7 @@ const char *check_current;
 /* The configured default (v2 tables) where a test does not care. */
 static const struct tide_hash_config default_hash = {TIDE_HASH_SRC_ADDR, 0};
 static const char *vectors_path = "../packages/forwarding/vectors/forwarding-vectors.json";
-static const char *golden_dir = "../../shared/testdata/glb";
+static const char *golden_dir = "../packages/forwarding/testdata/glb";
 
 static uint8_t *read_file(const char *path, size_t *len)
 {

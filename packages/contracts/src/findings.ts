@@ -3,7 +3,7 @@ import { HostId, NetnsRef } from "./observations";
 
 /**
  * Findings: what packages/diagnostics derives from a window of observations, one kind per kernel
- * problem Tide knows (docs: shared/notes/kernel-signals.md). The console stores them with history,
+ * problem Tide knows (packages/diagnostics/docs/kernel-signals.md). The console stores them with history,
  * tracks open -> acknowledged -> resolved by id, and shows the explanation and remedy to operators.
  */
 

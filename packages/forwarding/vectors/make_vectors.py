@@ -2,7 +2,7 @@
 """Independent reference for forwarding-vectors.json (plain Python ints, no Tide code).
 
 Run from anywhere: python3 make_vectors.py > forwarding-vectors.json && npx prettier --write forwarding-vectors.json
-Reads the golden .bin files from ../../../../shared/testdata/glb (relative to this file) to
+Reads the golden .bin files from ../testdata/glb (relative to this file) to
 record rows exactly as glb-director wrote them. Asserts the SipHash paper's published outputs
 and the published GLB vectors before writing anything.
 """
@@ -93,7 +93,7 @@ def flow_input(fields, src, dst, sport, dport):
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    golden_dir = os.path.normpath(os.path.join(here, "../../../../shared/testdata/glb"))
+    golden_dir = os.path.normpath(os.path.join(here, "../testdata/glb"))
 
     # SipHash paper (Aumasson & Bernstein), Appendix A / reference vectors.h: key 00..0f, msg 00..n-1.
     key = bytes(range(16))

@@ -1,4 +1,4 @@
-/** Test-only paths: the repo root, the shared goldens beside it, the bundle. Missing goldens fail loudly. */
+/** Test-only paths: the repo root, the golden tables, the bundle. Missing goldens fail loudly. */
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -9,9 +9,9 @@ export const repoRoot = resolve(here, "../../../..");
 export const bundlePath = resolve(here, "../../dist/tidectl.js");
 
 export function golden(file: string): string {
-  const dir = resolve(repoRoot, "../shared/testdata/glb");
+  const dir = resolve(repoRoot, "packages/forwarding/testdata/glb");
   const path = join(dir, file);
   if (!existsSync(path))
-    throw new Error(`test fixture missing: ${path} (shared testdata must be at ../shared beside the repo)`);
+    throw new Error(`test fixture missing: ${path} (packages/forwarding/testdata/glb is in the repository)`);
   return path;
 }

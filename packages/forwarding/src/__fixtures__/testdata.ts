@@ -1,4 +1,4 @@
-/** Test-only access to the shared goldens and the vector file. Missing files fail loudly. */
+/** Test-only access to the golden tables and the vector file. Missing files fail loudly. */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -6,8 +6,8 @@ import { fileURLToPath } from "node:url";
 const here = dirname(fileURLToPath(import.meta.url));
 /** The monorepo root (packages/forwarding/src/__fixtures__ -> 4 levels up). */
 export const repoRoot = resolve(here, "../../../..");
-/** Goldens live beside the repo: <repo>/../shared/testdata/glb. */
-export const goldenDir = resolve(repoRoot, "../shared/testdata/glb");
+/** Goldens built by glb-director itself (provenance and sha256: testdata/glb/README.md). */
+export const goldenDir = resolve(here, "../../testdata/glb");
 export const vectorFile = resolve(here, "../../vectors/forwarding-vectors.json");
 
 export const GOLDEN_NAMES = ["table", "golden-drain", "golden-unhealthy", "golden-inactive"] as const;
@@ -16,7 +16,7 @@ export type GoldenName = (typeof GOLDEN_NAMES)[number];
 function mustRead(path: string): Buffer {
   if (!existsSync(path)) {
     throw new Error(
-      `test fixture missing: ${path} (the shared testdata must be checked out at ../shared beside the repo)`,
+      `test fixture missing: ${path} (packages/forwarding/testdata/glb is part of the repository)`,
     );
   }
   return readFileSync(path);

@@ -1,5 +1,5 @@
 /**
- * Kernel incident scenarios (docs: shared/notes/kernel-signals.md), one module per incident, each
+ * Kernel incident scenarios (packages/diagnostics/docs/kernel-signals.md), one module per incident, each
  * in its own `tide-inc-*` network namespaces:
  *
  *   const aq = await acceptQueue.setup({ somaxconn: 10 });   // namespaces, server process
