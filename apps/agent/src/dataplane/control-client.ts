@@ -8,7 +8,11 @@ export const CONTROL_TIMEOUT_MS = 2_000;
  * protocol) and collect one reply line per request, in order. Rejects on connect errors, timeouts
  * and early close; never throws synchronously.
  */
-export function controlExchange(socketPath: string, requests: readonly object[], timeoutMs = CONTROL_TIMEOUT_MS): Promise<unknown[]> {
+export function controlExchange(
+  socketPath: string,
+  requests: readonly object[],
+  timeoutMs = CONTROL_TIMEOUT_MS,
+): Promise<unknown[]> {
   return new Promise((resolve, reject) => {
     const replies: unknown[] = [];
     let buffer = "";

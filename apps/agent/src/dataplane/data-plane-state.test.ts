@@ -10,9 +10,37 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function fakeRedirect(path: string): Promise<Server> {
   const counters = Object.fromEntries(
-    ["total", "accepted_syn", "accepted_established", "accepted_syn_cookie", "accepted_last_resort", "accepted_udp", "accepted_icmp", "accepted_pmtu", "forwarded_to_self", "forwarded_to_alternate", "not_gue", "dropped_malformed", "dropped_truncated", "forward_failed", "decap_failed"].map((k) => [k, 1]),
+    [
+      "total",
+      "accepted_syn",
+      "accepted_established",
+      "accepted_syn_cookie",
+      "accepted_last_resort",
+      "accepted_udp",
+      "accepted_icmp",
+      "accepted_pmtu",
+      "forwarded_to_self",
+      "forwarded_to_alternate",
+      "not_gue",
+      "dropped_malformed",
+      "dropped_truncated",
+      "forward_failed",
+      "decap_failed",
+    ].map((k) => [k, 1]),
   );
-  const status = { version: "0.1.0", pid: 10, started_at: "2026-01-01T00:00:00Z", uptime_s: 5, iface: "eth0", ifindex: 2, netns: null, attach: "tc-ingress", prog_id: 7, port: 19523, local_addresses: ["10.0.0.1"] };
+  const status = {
+    version: "0.1.0",
+    pid: 10,
+    started_at: "2026-01-01T00:00:00Z",
+    uptime_s: 5,
+    iface: "eth0",
+    ifindex: 2,
+    netns: null,
+    attach: "tc-ingress",
+    prog_id: 7,
+    port: 19523,
+    local_addresses: ["10.0.0.1"],
+  };
   const server = createServer((sock) => {
     let buf = "";
     sock.on("data", (d) => {

@@ -28,7 +28,9 @@ function unreachable(component: DataPlaneState["component"], socket: string, err
 }
 
 /** Pool name -> content hash, from a director's status or load_table result. */
-export function servedHashes(pools: readonly { name: string; content_hash: string }[]): Record<string, string> {
+export function servedHashes(
+  pools: readonly { name: string; content_hash: string }[],
+): Record<string, string> {
   return Object.fromEntries(pools.map((p) => [p.name, p.content_hash]));
 }
 
@@ -48,7 +50,11 @@ export async function directorServed(socket: string): Promise<DirectorServed> {
     const s = directorControlReplies.status.safeParse(status);
     if (!s.success) return { reachable: false, error: "bad status reply", tableHashes: {} };
     if (!s.data.ok)
-      return { reachable: false, error: `status: ${s.data.error.code}: ${s.data.error.message}`, tableHashes: {} };
+      return {
+        reachable: false,
+        error: `status: ${s.data.error.code}: ${s.data.error.message}`,
+        tableHashes: {},
+      };
     return { reachable: true, error: null, tableHashes: servedHashes(s.data.result.pools) };
   } catch (err) {
     return { reachable: false, error: message(err), tableHashes: {} };
@@ -65,7 +71,8 @@ export async function directorState(socket: string): Promise<DataPlaneState> {
     const s = directorControlReplies.status.safeParse(status);
     const t = directorControlReplies.stats.safeParse(stats);
     if (!s.success) return unreachable("director", socket, "bad status reply");
-    if (!s.data.ok) return unreachable("director", socket, `status: ${s.data.error.code}: ${s.data.error.message}`);
+    if (!s.data.ok)
+      return unreachable("director", socket, `status: ${s.data.error.code}: ${s.data.error.message}`);
     return {
       component: "director",
       socket,
@@ -96,19 +103,25 @@ export interface RedirectReadOptions {
  * status of tide-redirect over its control socket, and its counters from the pinned stats map when
  * it can be read (see RedirectReadOptions), else from the socket's `stats` reply (the fallback).
  */
-export async function redirectState(socket: string, options: RedirectReadOptions = {}): Promise<DataPlaneState> {
+export async function redirectState(
+  socket: string,
+  options: RedirectReadOptions = {},
+): Promise<DataPlaneState> {
   const fromMap = (options.source ?? redirectStatsSource).read(options.pinDir ?? null);
   try {
     const replies = await controlExchange(
       socket,
-      fromMap !== null ? [{ id: 1, cmd: "status" }] : [
-        { id: 1, cmd: "status" },
-        { id: 2, cmd: "stats" },
-      ],
+      fromMap !== null
+        ? [{ id: 1, cmd: "status" }]
+        : [
+            { id: 1, cmd: "status" },
+            { id: 2, cmd: "stats" },
+          ],
     );
     const s = RedirectReply(redirectControlResults.status).safeParse(replies[0]);
     if (!s.success) return unreachable("redirect", socket, "bad status reply");
-    if (!s.data.ok) return unreachable("redirect", socket, `status: ${s.data.error.code}: ${s.data.error.message}`);
+    if (!s.data.ok)
+      return unreachable("redirect", socket, `status: ${s.data.error.code}: ${s.data.error.message}`);
     const state: DataPlaneState = {
       component: "redirect",
       socket,
@@ -132,8 +145,16 @@ export async function redirectState(socket: string, options: RedirectReadOptions
 }
 
 /** Ask the director to load a GLBD file; resolves with the result or rejects with the director's error. */
-export async function directorLoadTable(socket: string, path: string, poolNames: string[]): Promise<DirectorLoadTableResult> {
-  const [reply] = await controlExchange(socket, [{ id: 1, cmd: "load_table", path, pool_names: poolNames }], 30_000);
+export async function directorLoadTable(
+  socket: string,
+  path: string,
+  poolNames: string[],
+): Promise<DirectorLoadTableResult> {
+  const [reply] = await controlExchange(
+    socket,
+    [{ id: 1, cmd: "load_table", path, pool_names: poolNames }],
+    30_000,
+  );
   const r = directorControlReplies.load_table.safeParse(reply);
   if (!r.success) throw new Error("bad load_table reply");
   if (!r.data.ok) throw new Error(`load_table: ${r.data.error.code}: ${r.data.error.message}`);

@@ -1,4 +1,12 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { buildTable, decodeGlbd, encodeGlbd, tableContentHash } from "@tide/forwarding";
@@ -62,16 +70,18 @@ function scriptedDirector() {
       }
       d.loads++;
       const tables = decodeGlbd(readFileSync(file));
-      d.served = Object.fromEntries(
-        poolNames.map((n, i) => [n, tableContentHash(encodeGlbd([tables[i]!]))]),
-      );
+      d.served = Object.fromEntries(poolNames.map((n, i) => [n, tableContentHash(encodeGlbd([tables[i]!]))]));
       return { generation: d.loads, tableHashes: { ...d.served } };
     },
   };
   return d;
 }
 
-function reconciler(director: ReturnType<typeof scriptedDirector>, files: Map<string, string>, log: string[]) {
+function reconciler(
+  director: ReturnType<typeof scriptedDirector>,
+  files: Map<string, string>,
+  log: string[],
+) {
   const tableDir = path.join(dir, "tables");
   return new DirectorReconciler({
     socket: "/nonexistent",

@@ -24,7 +24,10 @@ export interface ReconcilerOptions {
   /** The director's served tables (tests inject; default: `status` over the control socket). */
   served?(socket: string): Promise<DirectorServed>;
   /** load_table (tests inject; default: over the control socket). */
-  load?(file: string, poolNames: string[]): Promise<{ generation: number; tableHashes: Record<string, string> }>;
+  load?(
+    file: string,
+    poolNames: string[],
+  ): Promise<{ generation: number; tableHashes: Record<string, string> }>;
   intervalMs?: number;
   fastIntervalMs?: number;
 }
@@ -42,9 +45,7 @@ export interface ReconcilerState {
 
 const describeServed = (served: Readonly<Record<string, string>>): string => {
   const names = Object.keys(served);
-  return names.length === 0
-    ? "nothing"
-    : names.map((n) => `${n}@${served[n]!.slice(0, 12)}`).join(", ");
+  return names.length === 0 ? "nothing" : names.map((n) => `${n}@${served[n]!.slice(0, 12)}`).join(", ");
 };
 
 /**
@@ -137,14 +138,16 @@ export class DirectorReconciler {
       this.state.inSync = false;
       return fast;
     }
-    if (this.wasReachable === false) this.o.log(`director reachable again; it serves ${describeServed(served.tableHashes)}`);
+    if (this.wasReachable === false)
+      this.o.log(`director reachable again; it serves ${describeServed(served.tableHashes)}`);
     this.wasReachable = true;
     if (desired.tables.length === 0) {
       this.state.inSync = Object.keys(served.tableHashes).length === 0;
       return slow;
     }
     if (tablesInSync(desired.tables, served.tableHashes)) {
-      if (this.state.inSync === false) this.o.log(`director in sync with desired revision ${desired.revision}`);
+      if (this.state.inSync === false)
+        this.o.log(`director in sync with desired revision ${desired.revision}`);
       this.state.inSync = true;
       return slow;
     }
@@ -155,10 +158,12 @@ export class DirectorReconciler {
     try {
       outcome = await applyDirectorTables(desired.tables, served.tableHashes, {
         download: (t) => this.o.download(t),
-        load: this.o.load ?? (async (file, poolNames) => {
-          const r = await directorLoadTable(this.o.socket, file, poolNames);
-          return { generation: r.generation, tableHashes: servedHashes(r.pools) };
-        }),
+        load:
+          this.o.load ??
+          (async (file, poolNames) => {
+            const r = await directorLoadTable(this.o.socket, file, poolNames);
+            return { generation: r.generation, tableHashes: servedHashes(r.pools) };
+          }),
         tableDir: this.o.tableDir,
       });
     } catch (err) {

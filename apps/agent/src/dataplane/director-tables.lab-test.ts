@@ -68,7 +68,7 @@ function deps(files: Map<string, string>): ApplyTablesDeps {
     load: async (file, poolNames) => {
       loads++;
       const r = await directorLoadTable(socket, file, poolNames);
-return { generation: r.generation, tableHashes: servedHashes(r.pools) };
+      return { generation: r.generation, tableHashes: servedHashes(r.pools) };
     },
     tableDir: path.join(dir, "tables"),
   };
@@ -88,7 +88,12 @@ beforeAll(async () => {
   config = path.join(dir, "director.json");
   writeFileSync(
     config,
-    JSON.stringify({ control_socket: socket, gateway_mac: "02:00:00:00:00:01", source_ip: "192.0.2.1", idle_sleep_us: 1000 }),
+    JSON.stringify({
+      control_socket: socket,
+      gateway_mac: "02:00:00:00:00:01",
+      source_ip: "192.0.2.1",
+      idle_sleep_us: 1000,
+    }),
   );
   await startDirector(config);
 });
@@ -98,7 +103,20 @@ async function startDirector(config: string): Promise<void> {
   log = "";
   proc = spawn(
     DIRECTOR,
-    ["--no-huge", "-m", "256", "--no-pci", `--file-prefix=${prefix}`, "--no-telemetry", "-l", "0", "--vdev=net_null0", "--", "--config", config],
+    [
+      "--no-huge",
+      "-m",
+      "256",
+      "--no-pci",
+      `--file-prefix=${prefix}`,
+      "--no-telemetry",
+      "-l",
+      "0",
+      "--vdev=net_null0",
+      "--",
+      "--config",
+      config,
+    ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   proc.stdout!.on("data", (d: Buffer) => (log += d.toString()));
@@ -145,7 +163,8 @@ describe("director tables applied by the agent", () => {
     files.set(web2.desired.downloadPath + web2.desired.contentHash, web2.file);
     const second = await applyDirectorTables([web2.desired, api.desired], await served(), deps(files));
     expect(second.kind).toBe("loaded");
-    if (first.kind === "loaded" && second.kind === "loaded") expect(second.generation).toBe(first.generation + 1);
+    if (first.kind === "loaded" && second.kind === "loaded")
+      expect(second.generation).toBe(first.generation + 1);
     expect(await served()).toEqual({ web: web2.desired.contentHash, "api-v2": api.desired.contentHash });
 
     // A file that is not what the console announced never reaches the director.
@@ -154,7 +173,9 @@ describe("director tables applied by the agent", () => {
     tampered[200] = tampered[200]! ^ 0x55;
     writeFileSync(bad.file, tampered);
     files.set(bad.desired.downloadPath + bad.desired.contentHash, bad.file);
-    await expect(applyDirectorTables([bad.desired, api.desired], await served(), deps(files))).rejects.toThrow(/sha256/);
+    await expect(
+      applyDirectorTables([bad.desired, api.desired], await served(), deps(files)),
+    ).rejects.toThrow(/sha256/);
     expect(loads).toBe(2);
     expect(await served()).toEqual({ web: web2.desired.contentHash, "api-v2": api.desired.contentHash });
 
@@ -181,9 +202,14 @@ describe("director tables applied by the agent", () => {
         const until = Date.now() + deadlineMs;
         for (;;) {
           const s = await directorState(socket);
-          if (s.reachable && s.tableHashes.web === web.desired.contentHash && Object.keys(s.tableHashes).length === 1)
+          if (
+            s.reachable &&
+            s.tableHashes.web === web.desired.contentHash &&
+            Object.keys(s.tableHashes).length === 1
+          )
             return Date.now();
-          if (Date.now() > until) throw new Error(`not served after ${deadlineMs} ms:\n${lines.join("\n")}\n${log}`);
+          if (Date.now() > until)
+            throw new Error(`not served after ${deadlineMs} ms:\n${lines.join("\n")}\n${log}`);
           await new Promise((r) => setTimeout(r, 10));
         }
       };
@@ -214,7 +240,7 @@ describe("director tables applied by the agent", () => {
     /** Director explain vs the console's (forwarding's explainFlow) for 64 client flows to a VIP. */
     const agree = async (vip: string, table: ForwardingTable) => {
       const flows = Array.from({ length: 64 }, (_, i) => ({
-        srcAddr: `198.51.100.${(i * 37) % 250 + 1}`,
+        srcAddr: `198.51.100.${((i * 37) % 250) + 1}`,
         srcPort: 20_000 + i * 613,
       }));
       const replies = await controlExchange(
@@ -232,9 +258,17 @@ describe("director tables applied by the agent", () => {
       replies.forEach((reply, i) => {
         const r = reply as { ok: boolean; result: { row: number; primary: string; hash_fields: string[] } };
         const f = flows[i]!;
-        const want = explainFlow(table, { srcAddr: f.srcAddr, srcPort: f.srcPort, dstAddr: vip, dstPort: 443 });
+        const want = explainFlow(table, {
+          srcAddr: f.srcAddr,
+          srcPort: f.srcPort,
+          dstAddr: vip,
+          dstPort: 443,
+        });
         expect(r.ok).toBe(true);
-        expect({ row: r.result.row, primary: r.result.primary }).toEqual({ row: want.row, primary: want.primary });
+        expect({ row: r.result.row, primary: r.result.primary }).toEqual({
+          row: want.row,
+          primary: want.primary,
+        });
         expect(r.result.hash_fields).toEqual(table.hashFields);
       });
     };
@@ -253,7 +287,10 @@ describe("director tables applied by the agent", () => {
     expect(bySrc2.desired.contentHash).not.toBe(bySrc.desired.contentHash);
     for (const p of [bySrc2, byPort2]) files.set(p.desired.downloadPath + p.desired.contentHash, p.file);
     await applyDirectorTables([bySrc2.desired, byPort2.desired], await served(), deps(files));
-    expect(await served()).toEqual({ "by-src": bySrc2.desired.contentHash, "by-port": byPort2.desired.contentHash });
+    expect(await served()).toEqual({
+      "by-src": bySrc2.desired.contentHash,
+      "by-port": byPort2.desired.contentHash,
+    });
     await agree("192.0.2.90", bySrc2.table);
     await agree("192.0.2.91", byPort2.table);
   });

@@ -44,19 +44,26 @@ describe("director tables from per-pool files", () => {
   it("refuses a file that is not what the console said, duplicates and nothing", () => {
     const corrupt = Uint8Array.from(web.bytes);
     corrupt[100] = corrupt[100]! ^ 0xff;
-    expect(() => mergePoolTables([{ poolName: "web", contentHash: web.contentHash, bytes: corrupt }])).toThrow(
-      /sha256/,
-    );
+    expect(() =>
+      mergePoolTables([{ poolName: "web", contentHash: web.contentHash, bytes: corrupt }]),
+    ).toThrow(/sha256/);
     expect(() =>
       mergePoolTables([
         { poolName: "web", ...web },
         { poolName: "web", ...web },
       ]),
     ).toThrow(/twice/);
-    const two = encodeGlbd(decodeGlbd(mergePoolTables([{ poolName: "web", ...web }, { poolName: "api", ...api }]).bytes));
-    expect(() => mergePoolTables([{ poolName: "both", contentHash: tableContentHash(two), bytes: two }])).toThrow(
-      /2 tables/,
+    const two = encodeGlbd(
+      decodeGlbd(
+        mergePoolTables([
+          { poolName: "web", ...web },
+          { poolName: "api", ...api },
+        ]).bytes,
+      ),
     );
+    expect(() =>
+      mergePoolTables([{ poolName: "both", contentHash: tableContentHash(two), bytes: two }]),
+    ).toThrow(/2 tables/);
     expect(() => mergePoolTables([])).toThrow(/no tables/);
   });
 

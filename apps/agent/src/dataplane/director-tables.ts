@@ -14,7 +14,10 @@ type DesiredTable = DesiredState["directorTables"][number];
  */
 
 /** Whether the director serves exactly the desired pools at the desired hashes (no more, no less). */
-export function tablesInSync(desired: readonly DesiredTable[], served: Readonly<Record<string, string>>): boolean {
+export function tablesInSync(
+  desired: readonly DesiredTable[],
+  served: Readonly<Record<string, string>>,
+): boolean {
   const names = Object.keys(served);
   return names.length === desired.length && desired.every((t) => served[t.poolName] === t.contentHash);
 }
@@ -23,7 +26,9 @@ export function tablesInSync(desired: readonly DesiredTable[], served: Readonly<
  * One GLBD file with each pool's table, in the given order. Each part must be a valid 1-table file
  * whose sha256 is the pool's content hash; a mismatch throws (nothing is written or loaded).
  */
-export function mergePoolTables(parts: readonly { poolName: string; contentHash: string; bytes: Uint8Array }[]): {
+export function mergePoolTables(
+  parts: readonly { poolName: string; contentHash: string; bytes: Uint8Array }[],
+): {
   bytes: Uint8Array;
   poolNames: string[];
 } {
@@ -33,9 +38,11 @@ export function mergePoolTables(parts: readonly { poolName: string; contentHash:
     if (names.has(p.poolName)) throw new Error(`pool ${p.poolName} appears twice`);
     names.add(p.poolName);
     const got = tableContentHash(p.bytes);
-    if (got !== p.contentHash) throw new Error(`pool ${p.poolName}: sha256 ${got} != contentHash ${p.contentHash}`);
+    if (got !== p.contentHash)
+      throw new Error(`pool ${p.poolName}: sha256 ${got} != contentHash ${p.contentHash}`);
     const decoded = decodeGlbd(p.bytes);
-    if (decoded.length !== 1) throw new Error(`pool ${p.poolName}: ${decoded.length} tables in its file, expected 1`);
+    if (decoded.length !== 1)
+      throw new Error(`pool ${p.poolName}: ${decoded.length} tables in its file, expected 1`);
     // Re-encoding must give the same bytes, or the director's per-pool hash would differ.
     if (tableContentHash(encodeGlbd(decoded)) !== p.contentHash)
       throw new Error(`pool ${p.poolName}: the file does not re-encode to the same bytes`);
@@ -48,7 +55,10 @@ export interface ApplyTablesDeps {
   /** Downloads a pool's file (verified against its hash) and returns its path. */
   download(t: DesiredTable): Promise<string>;
   /** Director load_table; resolves with the hashes it serves afterwards. */
-  load(file: string, poolNames: string[]): Promise<{ generation: number; tableHashes: Record<string, string> }>;
+  load(
+    file: string,
+    poolNames: string[],
+  ): Promise<{ generation: number; tableHashes: Record<string, string> }>;
   tableDir: string;
 }
 
@@ -71,7 +81,11 @@ export async function applyDirectorTables(
   const parts = [];
   for (const t of desired) {
     const file = await deps.download(t);
-    parts.push({ poolName: t.poolName, contentHash: t.contentHash, bytes: new Uint8Array(await readFile(file)) });
+    parts.push({
+      poolName: t.poolName,
+      contentHash: t.contentHash,
+      bytes: new Uint8Array(await readFile(file)),
+    });
   }
   const merged = mergePoolTables(parts);
   const hash = tableContentHash(merged.bytes);
