@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "v
 import { sample } from "../../../diagnostics/src/__fixtures__/observations";
 import { createHostListener } from "../live/host-live";
 import { callerFor, makePool, makeUser, truncateAll } from "../testing/fixtures";
+import { redirectCounters } from "../testing/redirect-counters";
 import { fleetLive, poolTraffic, recordTraffic } from "./proxy-traffic.service";
 
 let db: Db;
@@ -18,25 +19,6 @@ beforeEach(async () => {
   await truncateAll(db);
 });
 
-const counters = (c: Partial<RedirectCounters>): RedirectCounters => ({
-  total: 0,
-  accepted_syn: 0,
-  accepted_established: 0,
-  accepted_syn_cookie: 0,
-  accepted_last_resort: 0,
-  accepted_udp: 0,
-  accepted_icmp: 0,
-  accepted_pmtu: 0,
-  forwarded_to_self: 0,
-  forwarded_to_alternate: 0,
-  not_gue: 0,
-  dropped_malformed: 0,
-  dropped_truncated: 0,
-  forward_failed: 0,
-  decap_failed: 0,
-  ...c,
-});
-
 const redirect = (c: Partial<RedirectCounters>): DataPlaneState[] => [
   {
     component: "redirect",
@@ -46,7 +28,7 @@ const redirect = (c: Partial<RedirectCounters>): DataPlaneState[] => [
     version: "0.1.0",
     tableHashes: {},
     directorCounters: null,
-    redirectCounters: counters(c),
+    redirectCounters: redirectCounters(c),
   },
 ];
 

@@ -1,28 +1,12 @@
 import type { RedirectCounters } from "@tide/contracts";
 import { describe, expect, it } from "vitest";
+import { redirectCounters } from "../testing/redirect-counters";
 import { establishedToBinds, fallRate, inBind, nextTraffic, type TrafficSample } from "./proxy-traffic.plan";
 
-const zero: RedirectCounters = {
-  total: 0,
-  accepted_syn: 0,
-  accepted_established: 0,
-  accepted_syn_cookie: 0,
-  accepted_last_resort: 0,
-  accepted_udp: 0,
-  accepted_icmp: 0,
-  accepted_pmtu: 0,
-  forwarded_to_self: 0,
-  forwarded_to_alternate: 0,
-  not_gue: 0,
-  dropped_malformed: 0,
-  dropped_truncated: 0,
-  forward_failed: 0,
-  decap_failed: 0,
-};
 const at = (s: number) => new Date(Date.parse("2026-11-23T18:00:00.000Z") + s * 1000).toISOString();
 const sample = (s: number, c: Partial<RedirectCounters>, vip: number | null = null): TrafficSample => ({
   at: at(s),
-  redirect: { ...zero, ...c },
+  redirect: redirectCounters(c),
   established: vip === null ? null : [{ address: "203.0.113.10", port: 443, count: vip }],
   vipEstablished: vip,
 });
