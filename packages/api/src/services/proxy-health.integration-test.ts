@@ -148,6 +148,26 @@ describe("proxy health from the directors' checks", () => {
     expect(await f.health()).toEqual(["up", "up", "up"]);
   });
 
+  it("brings a held proxy back when its hold ends, without waiting for another report", async () => {
+    const f = await fleet();
+    await f.report("dir-a", [f.view(0, false)]);
+    await f.report("dir-b", [f.view(0, false)]);
+    expect(await f.health()).toEqual(["down", "up", "up"]);
+    // One automatic flip: a 2 x RECOVER_HOLD_MS hold. Pretend most of it has passed.
+    await db.proxy.update({
+      where: { id: f.proxies[0]!.id },
+      data: { healthChangedAt: new Date(Date.now() - 2 * RECOVER_HOLD_MS + 500) },
+    });
+    const held = await f.report("dir-a", [f.view(0, true)]);
+    await f.report("dir-b", [f.view(0, true)]);
+    expect(held.changed).toEqual([]);
+    const deadline = Date.now() + 5_000;
+    while ((await f.health())[0] !== "up" && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(await f.health()).toEqual(["up", "up", "up"]);
+    expect((await f.latest()).cause).toBe("health: www-proxy-1 up");
+  });
+
   it("lets an operator pin health (audited) over the checks, and unpin it", async () => {
     const f = await fleet();
     const operator = await makeUser(db, "operator");

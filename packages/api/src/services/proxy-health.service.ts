@@ -123,7 +123,8 @@ export async function reconcilePoolHealth(
   poolId: string,
   now = new Date(),
 ): Promise<HealthReportResult["changed"]> {
-  return db.$transaction(async (tx) => {
+  let holdUntil: Date | null = null;
+  const changed = await db.$transaction(async (tx) => {
     await lockPool(tx, poolId);
     const pool = await tx.pool.findUniqueOrThrow({
       where: { id: poolId },
@@ -170,6 +171,7 @@ export async function reconcilePoolHealth(
       };
       const d = planProxyHealth(input, now);
       if (isDecision(d)) decisions.push(d);
+      else if (d !== null && (holdUntil === null || d.until < holdUntil)) holdUntil = d.until;
     }
     if (decisions.length === 0) return [];
     const decided = new Map(decisions.map((d) => [d.proxyId, d]));
@@ -220,6 +222,35 @@ export async function reconcilePoolHealth(
     }
     return decisions.map((d) => ({ proxyId: d.proxyId, healthy: d.healthy, reason: d.reason }));
   }, TRANSACTION_OPTIONS);
+  if (holdUntil !== null) recheckAt(db, poolId, holdUntil);
+  return changed;
+}
+
+/** Pools with a re-check pending in this process: its time and timer. */
+const rechecks = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+
+/**
+ * A proxy that would recover but is held: re-check the pool when the hold ends, so it returns then
+ * and not at the next director report (up to HEALTH_REPORT_EVERY_MS later). In-process and best
+ * effort: with several console processes each may re-check, which the pool lock makes harmless; a
+ * restarted console re-checks at the next report.
+ */
+function recheckAt(db: Db, poolId: string, until: Date): void {
+  const at = until.getTime() + 50;
+  const pending = rechecks.get(poolId);
+  if (pending !== undefined && pending.at <= at) return;
+  if (pending !== undefined) clearTimeout(pending.timer);
+  const timer = setTimeout(
+    () => {
+      rechecks.delete(poolId);
+      reconcilePoolHealth(db, poolId).catch((e: unknown) =>
+        console.error(`health re-check of pool ${poolId} failed`, e),
+      );
+    },
+    Math.max(0, at - Date.now()),
+  );
+  timer.unref();
+  rechecks.set(poolId, { at, timer });
 }
 
 /**
