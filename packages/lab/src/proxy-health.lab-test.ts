@@ -18,9 +18,6 @@
  * Needs root (namespaces), dataplane/build (tide-director, tide-redirect, tide-healthcheck), the
  * agent bundle (npm run build -w @tide/agent) and the console build (apps/console/.next).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import {
   Paged,
   PoolDetail,
@@ -30,24 +27,12 @@ import {
   TableVersionSummary,
   type PoolHealthCheck,
 } from "@tide/contracts";
-import { createDb, type Db } from "@tide/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type z } from "zod";
-import { migrate } from "../../devstack/src/migrations";
-import { freePort, startTempCluster, type TempCluster } from "../../devstack/src/postgres-cluster";
-import {
-  CONSOLE_DIR,
-  loadApiFixtures,
-  startConsole,
-  stopConsole,
-  type ConsoleProcess,
-} from "../../../apps/agent/src/testing/console-process";
 import { summarizeConnections, type ClientDriver, type HttpResult } from "./client-driver";
-import { ConsoleClient } from "./console/console-client";
-import { labAgentFiles } from "./console/lab-agents";
-import { labEnv, type ConsoleTarget, type LabEnvironment } from "./env";
-import { listNamespaces } from "./host-command";
-import { up, type Lab } from "./lab";
+import { type ConsoleClient } from "./console/console-client";
+import { ConsoleLab, until } from "./console/console-lab-harness";
+import { type Lab } from "./lab";
 import { stopProcess } from "./lab-process";
 
 const PREFIX = "tide-phlth";
@@ -61,25 +46,6 @@ const FAIL_BOUND_MS = 20_000;
 const RECOVER_BOUND_MS = 75_000;
 type VersionDetail = z.infer<typeof TableVersionDetail>;
 const log = (line: string) => console.log(`[proxy-health] ${line}`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  timeoutMs: number,
-  last?: () => unknown,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) {
-      const seen = last ? `; last seen: ${JSON.stringify(last())}` : "";
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${seen}`);
-    }
-    await sleep(100);
-  }
-}
 
 /** One failure (or repair) as measured: ms from the action to each effect. */
 interface Timing {
@@ -96,46 +62,14 @@ interface Timing {
 }
 
 describe("proxy health checks on the lab", () => {
-  let cluster: TempCluster | undefined;
-  let db: Db | undefined;
-  let server: ConsoleProcess | undefined;
+  let harness: ConsoleLab | undefined;
   let lab: Lab | undefined;
   let driver: ClientDriver | undefined;
-  let dir: string;
-  let env: LabEnvironment;
-  let target: ConsoleTarget;
   let client: ConsoleClient;
 
   beforeAll(async () => {
-    if (process.getuid?.() !== 0)
-      throw new Error("the lab tier needs root (network namespaces); CI runs it as root");
-    for (const [file, how] of [
-      [labEnv.directorBin, "make -C dataplane"],
-      [labEnv.redirectBin, "make -C dataplane"],
-      [labEnv.healthcheckBin, "make -C dataplane"],
-      [labEnv.agentBundle, "npm run build -w @tide/agent"],
-      [path.join(CONSOLE_DIR, ".next/BUILD_ID"), "npm run build -w @tide/console"],
-    ] as const) {
-      if (!existsSync(file)) throw new Error(`${file} is missing: ${how}`);
-    }
-    if ((await listNamespaces()).some((n) => n.startsWith(`${PREFIX}-`))) {
-      throw new Error(`namespaces ${PREFIX}-* exist: another run of this test is going on or crashed`);
-    }
-    dir = mkdtempSync(path.join(tmpdir(), "tide-proxy-health-"));
-    env = { ...labEnv, labRoot: path.join(dir, "lab") };
-    cluster = await startTempCluster();
-    await migrate(cluster.url, { quiet: true });
-    db = createDb(cluster.url, { max: 2 });
-    const { makeUser, callerFor } = await loadApiFixtures();
-    const admin = await makeUser(db, "admin");
-    const token = (await callerFor(db, admin).tokens.create({ name: "lab", scopes: [...admin.scopes] }))
-      .token;
-    const tokenFile = path.join(dir, "lab-token");
-    writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
-    const port = await freePort();
-    server = await startConsole(port, cluster.url);
-    target = { url: `http://127.0.0.1:${port}`, token, tokenFile };
-    client = new ConsoleClient(target.url, token);
+    harness = await ConsoleLab.start({ prefix: PREFIX, tmpName: "tide-proxy-health-", log });
+    client = harness.client();
   });
 
   afterAll(async () => {
@@ -148,36 +82,16 @@ describe("proxy health checks on the lab", () => {
       }
     };
     await step(() => driver?.stop());
-    await step(() => lab?.down());
-    await step(() => stopConsole(server));
-    await step(() => db?.$disconnect());
-    await step(() => cluster?.stop());
-    await step(() => dir && rmSync(dir, { recursive: true, force: true }));
-    const left = (await listNamespaces()).filter((n) => n.startsWith(`${PREFIX}-`));
-    if (left.length > 0) errors.push(new Error(`namespaces left behind: ${left.join(", ")}`));
+    await step(() => harness?.close());
     if (errors.length > 0) throw errors[0];
   });
 
   /** The console's REST API for what ConsoleClient does not cover; replies parsed by the contract. */
-  async function rest<T>(method: string, p: string, schema: z.ZodType<T>, body?: unknown): Promise<T> {
-    const res = await fetch(`${target.url}/api/v1${p}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${target.token}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} /api/v1${p}: HTTP ${res.status} ${text.slice(0, 500)}`);
-    return schema.parse(JSON.parse(text));
-  }
+  const rest = <T>(method: string, p: string, schema: z.ZodType<T>, body?: unknown): Promise<T> =>
+    harness!.rest(method, p, schema, body);
 
   it("takes failing proxies out of the table, brings them back, and fails open when all fail", async () => {
-    const t0 = Date.now();
-    lab = await up({ prefix: PREFIX, console: target, env, log });
-    log(`lab up in console mode in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    lab = await harness!.up();
     const theLab = lab;
     const state = theLab.consoleState!;
     const poolId = state.poolId;
@@ -562,17 +476,7 @@ describe("proxy health checks on the lab", () => {
         );
     } catch (e) {
       // The lab's directory goes with afterAll: show what the director hosts' agents said first.
-      for (const d of directorHosts) {
-        const file = labAgentFiles(theLab.paths.dir, d).log;
-        let text = "";
-        try {
-          text = readFileSync(file, "utf8");
-        } catch {
-          text = "(no log)";
-        }
-        log(`--- ${file} (tail) ---\n${text.slice(-3000)}`);
-      }
-      log(`--- console output (tail) ---\n${server?.output().slice(-3000) ?? ""}`);
+      log(harness!.diagnostics(directorHosts));
       throw e;
     }
   }, 300_000);
