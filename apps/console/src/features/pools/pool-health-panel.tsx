@@ -131,65 +131,67 @@ export function PoolHealthPanel({ poolId, canOperate }: { poolId: string; canOpe
             healthy. Check the directors&apos; views below.
           </p>
         )}
-        <table className="data" aria-label="Proxy health">
-          <thead>
-            <tr>
-              <th>Proxy</th>
-              <th>Health</th>
-              <th>Directors&apos; views</th>
-              {canOperate && <th>Pin</th>}
-            </tr>
-          </thead>
-          <tbody>
-            {h.proxies.map((p) => (
-              <tr
-                key={p.proxyId}
-                data-testid="proxy-health-row"
-                data-hostname={p.hostname}
-                data-healthy={p.healthy}
-              >
-                <td>{p.hostname}</td>
-                <td>
-                  <HealthDot healthy={p.healthy} reason={p.reason} />
-                  {p.pinned !== null && <span className="muted"> · pinned</span>}
-                  <div className="muted">
-                    since <TimeAgo iso={p.changedAt} />
-                  </div>
-                </td>
-                <td>
-                  {p.views.length === 0 ? (
-                    <span className="muted">no director has reported</span>
-                  ) : (
-                    <ul className={styles.views}>
-                      {p.views.map((v) => (
-                        <li
-                          key={v.director}
-                          data-testid="director-view"
-                          data-director={v.director}
-                          data-up={String(v.up)}
-                        >
-                          <strong>{v.director}</strong>{" "}
-                          <span className={v.up === false ? styles.fail : v.up ? styles.ok : "muted"}>
-                            {v.up === null ? "checking" : v.up ? "up" : "down"}
-                          </span>
-                          {v.stale && <span className="muted"> (stale: not counted)</span>}{" "}
-                          {v.checks.map((c) => (
-                            <Check key={c.kind} c={c} />
-                          ))}
-                        </li>
-                      ))}
-                    </ul>
-                  )}
-                </td>
-                {canOperate && (
-                  <td>
-                    <PinControls poolId={poolId} proxy={p} />
-                  </td>
-                )}
+        <div className={styles.tableScroll}>
+          <table className="data" aria-label="Proxy health">
+            <thead>
+              <tr>
+                <th>Proxy</th>
+                <th>Health</th>
+                <th>Directors&apos; views</th>
+                {canOperate && <th>Pin</th>}
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {h.proxies.map((p) => (
+                <tr
+                  key={p.proxyId}
+                  data-testid="proxy-health-row"
+                  data-hostname={p.hostname}
+                  data-healthy={p.healthy}
+                >
+                  <td>{p.hostname}</td>
+                  <td>
+                    <HealthDot healthy={p.healthy} reason={p.reason} />
+                    {p.pinned !== null && <span className="muted"> · pinned</span>}
+                    <div className="muted">
+                      since <TimeAgo iso={p.changedAt} />
+                    </div>
+                  </td>
+                  <td>
+                    {p.views.length === 0 ? (
+                      <span className="muted">no director has reported</span>
+                    ) : (
+                      <ul className={styles.views}>
+                        {p.views.map((v) => (
+                          <li
+                            key={v.director}
+                            data-testid="director-view"
+                            data-director={v.director}
+                            data-up={String(v.up)}
+                          >
+                            <strong>{v.director}</strong>{" "}
+                            <span className={v.up === false ? styles.fail : v.up ? styles.ok : "muted"}>
+                              {v.up === null ? "checking" : v.up ? "up" : "down"}
+                            </span>
+                            {v.stale && <span className="muted"> (stale: not counted)</span>}{" "}
+                            {v.checks.map((c) => (
+                              <Check key={c.kind} c={c} />
+                            ))}
+                          </li>
+                        ))}
+                      </ul>
+                    )}
+                  </td>
+                  {canOperate && (
+                    <td>
+                      <PinControls poolId={poolId} proxy={p} />
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       </div>
     </section>
   );

@@ -116,14 +116,16 @@ export function PoolView({ poolId }: { poolId: string }) {
             <h2 id="proxies-heading">Proxies</h2>
             <span className="muted">{p.proxies.length}</span>
           </header>
-          <ProxiesTable
-            proxies={p.proxies}
-            selectedId={selectedId}
-            onSelect={setSelectedId}
-            canOperate={canOperate}
-            onAction={start}
-            traffic={trafficById}
-          />
+          <div className={styles.tableScroll}>
+            <ProxiesTable
+              proxies={p.proxies}
+              selectedId={selectedId}
+              onSelect={setSelectedId}
+              canOperate={canOperate}
+              onAction={start}
+              traffic={trafficById}
+            />
+          </div>
           <div className={styles.hint}>
             j/k or ↑/↓ select · {actionKeys.drain} drain · {actionKeys.deactivate} set inactive / abort fill ·{" "}
             {actionKeys.fill} fill · {actionKeys.activate} activate / abort drain
