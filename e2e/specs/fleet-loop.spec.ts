@@ -17,7 +17,8 @@ import { expect, openPool, signIn, test } from "../support/fixtures";
  * one real tide-agent per director and proxy; the console owns the tables. In Chromium an operator
  * drains, deactivates, fills and activates a proxy while 120 long-lived streams run through the
  * directors; each change is shown served by both directors, new connections avoid the drained
- * proxy, and no stream is reset or loses a byte. A director killed and started with no table is
+ * proxy, the drained proxy's established count (from its agent) falls to zero live before Set
+ * inactive says nothing is left to cut, and no stream is reset or loses a byte. A director killed and started with no table is
  * shown out of sync and then, with nobody doing anything, in sync again. A pool made in the browser
  * for a new VIP carries real flows, and the console's explain names the proxy that served each.
  *
@@ -56,9 +57,15 @@ const proxyRow = (page: Page, hostname: string): Locator =>
  * Applies `action` to `hostname` in the browser (preview, confirm) and waits in the same dialog until
  * the new version is served by every director ("served by 2/2"); returns the version.
  */
-async function actInBrowser(page: Page, hostname: string, action: string): Promise<number> {
+async function actInBrowser(
+  page: Page,
+  hostname: string,
+  action: string,
+  before?: (dialog: Locator) => Promise<void>,
+): Promise<number> {
   await proxyRow(page, hostname).getByTestId(`action-${action}`).click();
   const dialog = page.getByTestId("preview-dialog");
+  await before?.(dialog);
   await expect(dialog.getByTestId("preview-refusal")).toHaveCount(0);
   await expect(dialog.getByTestId("confirm-transition")).toBeEnabled();
   await dialog.getByTestId("transition-reason").fill(`e2e fleet loop: ${action}`);
@@ -130,14 +137,32 @@ test("drain, deactivate, fill and activate a proxy in the browser: both director
     for (const c of await driver!.report(onDrained))
       expect(c.echoed, JSON.stringify(c)).toBeGreaterThan(echoed.get(c.id)!);
     expectStreaming(await driver!.report());
+    // The pool page shows, pushed from the proxy's agent, how many streams the drained proxy holds.
+    await expect(proxyRow(page, drainedHost).getByTestId("traffic-established")).toHaveAttribute(
+      "data-value",
+      String(onDrained.length),
+      { timeout: 15_000 },
+    );
   });
 
   await test.step("its streams end gracefully; set inactive, fill and activate with every other stream up", async () => {
     const closed = await driver!.close({ ids: onDrained });
     expect(summarizeConnections(closed).byState).toEqual({ closed: onDrained.length });
     expect(summarizeConnections(closed).errors).toEqual({});
+    // Its established count falls to zero live, and Set inactive says nothing is left to cut.
+    await expect(proxyRow(page, drainedHost).getByTestId("traffic-established")).toHaveAttribute(
+      "data-value",
+      "0",
+      { timeout: 15_000 },
+    );
+    await actInBrowser(page, drainedHost, "deactivate", async (dialog) => {
+      await expect(dialog.getByTestId("remaining-connections")).toHaveAttribute("data-drained", "true");
+      await expect(dialog.getByTestId("remaining-connections")).toHaveText(
+        "0 established: every connection to the VIPs has ended",
+      );
+    });
+    await expect(proxyRow(page, drainedHost)).toHaveAttribute("data-state", "inactive");
     for (const [action, state] of [
-      ["deactivate", "inactive"],
       ["fill", "filling"],
       ["activate", "active"],
     ] as const) {
