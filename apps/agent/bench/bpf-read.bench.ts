@@ -56,8 +56,11 @@ async function measure(
 }
 
 async function main(): Promise<void> {
-  if (process.getuid?.() !== 0) throw new Error("needs root (a namespace, CAP_BPF)");
-  if (!existsSync(REDIRECT)) throw new Error(`${REDIRECT} is not built: make -C dataplane`);
+  // Like the other benches: skipped, with the reason, where it cannot run.
+  if (process.getuid?.() !== 0)
+    return console.log("bpf-read bench skipped: needs root (a namespace, CAP_BPF)");
+  if (!existsSync(REDIRECT))
+    return console.log(`bpf-read bench skipped: ${REDIRECT} is not built (make -C dataplane)`);
   const loaded = loadNodeBpf();
   if (!loaded.ok) throw new Error(loaded.error);
   const dir = mkdtempSync(path.join(tmpdir(), "tide-bpfbench-"));
