@@ -6,6 +6,9 @@ import {
   findingFingerprint,
   findingIdOf,
   findingIncident,
+  FLEET_HEALTH_INCIDENT,
+  HealthFindingKind,
+  KernelFindingKind,
   netnsKey,
   type FindingSubject,
 } from "./findings";
@@ -146,9 +149,12 @@ describe("Finding", () => {
     expect(Finding.safeParse(f).success).toBe(false);
   });
 
-  it("maps every kind to one of the seven incidents, each incident covered", () => {
+  it("maps every kernel kind to one of the seven incidents, each incident covered; health kinds to none", () => {
     expect(Object.keys(findingIncident).sort()).toEqual([...FindingKind.options].sort());
-    expect(new Set(Object.values(findingIncident))).toEqual(new Set([1, 2, 3, 4, 5, 6, 7]));
+    expect(new Set(KernelFindingKind.options.map((k) => findingIncident[k]))).toEqual(
+      new Set([1, 2, 3, 4, 5, 6, 7]),
+    );
+    for (const k of HealthFindingKind.options) expect(findingIncident[k]).toBe(FLEET_HEALTH_INCIDENT);
   });
 
   it("describes every field", () => {

@@ -10,7 +10,8 @@ import { HostId, NetnsRef } from "./observations";
 /** Prefix of finding ids (dub habit; ids.ts has no finding kind yet). */
 export const FINDING_ID_PREFIX = "fnd";
 
-export const FindingKind = z
+/** What diagnostics finds in a host's kernel counters (packages/diagnostics, one rule per incident). */
+export const KernelFindingKind = z
   .enum([
     "accept_queue_overflow",
     "listen_backlog_capped",
@@ -32,9 +33,29 @@ export const FindingKind = z
       "softirq_net_rx_stall: NET_RX delayed or dropping on a CPU; tcp_collapse: receive-buffer " +
       "collapsing/pruning in softirq; listener_crowding: too many LISTEN sockets on one port",
   );
+export type KernelFindingKind = z.infer<typeof KernelFindingKind>;
+
+/**
+ * What the console finds in the directors' health checks of proxies (services/health-findings.ts),
+ * not in kernel counters: opened and resolved as proxies' table health changes.
+ */
+export const HealthFindingKind = z
+  .enum(["proxy_unhealthy", "pool_fail_open"])
+  .describe(
+    "proxy_unhealthy: the directors' checks of a proxy fail (which checks, from which directors); " +
+      "pool_fail_open: every proxy of a pool fails its checks, so its table serves them all as if healthy",
+  );
+export type HealthFindingKind = z.infer<typeof HealthFindingKind>;
+
+export const FindingKind = z
+  .enum([...KernelFindingKind.options, ...HealthFindingKind.options])
+  .describe(`${KernelFindingKind.description ?? ""}; ${HealthFindingKind.description ?? ""}`);
 export type FindingKind = z.infer<typeof FindingKind>;
 
-/** Which seed incident (1..7 in kernel-signals.md) each kind belongs to. */
+/** Incident number of findings that are not kernel incidents (proxy health). */
+export const FLEET_HEALTH_INCIDENT = 0;
+
+/** Which seed incident (1..7 in kernel-signals.md) each kind belongs to; 0 for health findings. */
 export const findingIncident = {
   accept_queue_overflow: 1,
   listen_backlog_capped: 1,
@@ -46,6 +67,8 @@ export const findingIncident = {
   softirq_net_rx_stall: 5,
   tcp_collapse: 6,
   listener_crowding: 7,
+  proxy_unhealthy: FLEET_HEALTH_INCIDENT,
+  pool_fail_open: FLEET_HEALTH_INCIDENT,
 } as const satisfies Record<FindingKind, number>;
 
 export const FindingSeverity = z
@@ -163,7 +186,13 @@ export const Finding = z
       .max(600)
       .describe("Canonical key of kind + subject (see findingFingerprint); equal problems, equal keys"),
     kind: FindingKind,
-    incident: z.int().min(1).max(7).describe("Seed incident number in kernel-signals.md"),
+    incident: z
+      .int()
+      .min(0)
+      .max(7)
+      .describe(
+        "Seed incident number in kernel-signals.md; 0 for proxy health findings (not a kernel incident)",
+      ),
     severity: FindingSeverity,
     status: FindingStatus,
     title: z.string().min(1).max(200).describe("One line for lists, e.g. 'Accept queue overflow on :8080'"),

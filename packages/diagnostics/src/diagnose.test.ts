@@ -1,4 +1,4 @@
-import { Finding, FindingKind, findingFingerprint, findingIdOf } from "@tide/contracts";
+import { Finding, findingFingerprint, findingIdOf, KernelFindingKind } from "@tide/contracts";
 import { describe, expect, it } from "vitest";
 import { CONTAINER, ROOT, WEB, at, cpus, minute, namespace, sample } from "./__fixtures__/observations";
 import { diagnose, ruleFor, rules } from "./diagnose";
@@ -67,7 +67,7 @@ describe("diagnose", () => {
   it("finds every kind, valid by the contract, worst first", () => {
     const found = diagnose(minute(everything));
     for (const f of found) expect(Finding.parse(f)).toEqual(f);
-    expect(new Set(found.map((f) => f.kind))).toEqual(new Set(FindingKind.options));
+    expect(new Set(found.map((f) => f.kind))).toEqual(new Set(KernelFindingKind.options));
     const ranks = found.map((f) => ({ info: 0, warn: 1, critical: 2 })[f.severity]);
     expect(ranks).toEqual([...ranks].sort((a, b) => b - a));
     for (const f of found) {
@@ -94,7 +94,7 @@ describe("diagnose", () => {
   });
 
   it("has one rule for every kind", () => {
-    for (const kind of FindingKind.options) expect(rules).toContain(ruleFor(kind));
-    expect(rules.flatMap((r) => r.kinds).sort()).toEqual([...FindingKind.options].sort());
+    for (const kind of KernelFindingKind.options) expect(rules).toContain(ruleFor(kind));
+    expect(rules.flatMap((r) => r.kinds).sort()).toEqual([...KernelFindingKind.options].sort());
   });
 });

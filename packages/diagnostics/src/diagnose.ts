@@ -22,7 +22,8 @@ export const rules: readonly Rule[] = [
 
 /** The rule that makes a kind. */
 export function ruleFor(kind: FindingKind): Rule {
-  const rule = rules.find((r) => r.kinds.includes(kind));
+  // Health findings (the console's, from proxy health checks) have no rule.
+  const rule = rules.find((r) => (r.kinds as readonly FindingKind[]).includes(kind));
   if (rule === undefined) throw new Error(`no rule makes ${kind}`);
   return rule;
 }

@@ -8,6 +8,7 @@ import {
   type FindingKind,
   type FindingSeverity,
   type FindingSubject,
+  type KernelFindingKind,
   type NamespaceObservation,
   type Remedy,
 } from "@tide/contracts";
@@ -63,7 +64,7 @@ export interface RuleContext {
 
 /** One rule module: the kinds it makes, how it finds them, and when it could have. */
 export interface Rule {
-  kinds: readonly FindingKind[];
+  kinds: readonly KernelFindingKind[];
   evaluate(ctx: RuleContext): Finding[];
   /**
    * Whether this window had the data to find `finding` again (same host): only then does its absence

@@ -19,6 +19,7 @@
  * agent bundle (npm run build -w @tide/agent) and the console build (apps/console/.next).
  */
 import {
+  Finding,
   Paged,
   PoolDetail,
   PoolHealth,
@@ -28,7 +29,7 @@ import {
   type PoolHealthCheck,
 } from "@tide/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type z } from "zod";
+import { z } from "zod";
 import { summarizeConnections, type ClientDriver, type HttpResult } from "./client-driver";
 import { type ConsoleClient } from "./console/console-client";
 import { ConsoleLab, until } from "./console/console-lab-harness";
@@ -105,6 +106,9 @@ describe("proxy health checks on the lab", () => {
 
     try {
       const health = () => rest("GET", `/pools/${poolId}/health`, PoolHealth);
+      /** Open health findings of a kind (the console opens and resolves them as health changes). */
+      const openFindings = (kind: "proxy_unhealthy" | "pool_fail_open") =>
+        rest("GET", `/findings?kind=${kind}&status=open`, z.array(Finding.loose()));
       const versions = async () =>
         (await rest("GET", `/pools/${poolId}/tables?limit=20`, Paged(TableVersionSummary))).items;
       const versionDetail = (id: string) => rest("GET", `/tables/${id}`, TableVersionDetail);
@@ -366,6 +370,12 @@ describe("proxy health checks on the lab", () => {
       expect(reason6.healthy).toBe(false);
       for (const d of directorHosts) expect(reason6.reason).toContain(`${d} gue: timeout`);
       expect(reason6.reason).not.toContain("http:");
+      // The finding on the proxy's host says it is the GUE path, not the service, that is broken.
+      const f6 = (await openFindings("proxy_unhealthy")).filter((f) => f.subject.hostId === hostOf(down2));
+      log(`finding: ${f6.map((f) => f.title).join("; ")}`);
+      expect(f6.map((f) => [f.severity, f.title])).toEqual([
+        ["warn", `GUE path to ${hostOf(down2)} broken: HTTP answers, GUE does not`],
+      ]);
       const s6 = await served(
         `${down2} down`,
         s5.version.version,
@@ -430,6 +440,11 @@ describe("proxy health checks on the lab", () => {
         proxies.map((p) => [hostOf(p), false]),
       );
       expect((await health()).failOpen).toBe(true);
+      // A critical finding on every director's host: the pool serves proxies that may be dead.
+      const f7 = await openFindings("pool_fail_open");
+      expect(f7.map((f) => [f.subject.hostId, f.severity]).sort()).toEqual(
+        directorHosts.map((d) => [d, "critical"]).sort(),
+      );
       // Built as if all were healthy: every proxy is somebody's primary, the very all-healthy table.
       expect(s7.version.backends.map((b) => [b.hostname, b.healthy])).toEqual(
         proxies.map((p) => [hostOf(p), true]),
@@ -465,6 +480,9 @@ describe("proxy health checks on the lab", () => {
       log(`all back: new connections answered by ${JSON.stringify(after7.byProxy)}`);
       expect(after7.failed).toEqual([]);
       expect(Object.keys(after7.byProxy).sort()).toEqual(proxies);
+      // Healthy again: the health findings resolved by themselves.
+      expect(await openFindings("pool_fail_open")).toEqual([]);
+      expect(await openFindings("proxy_unhealthy")).toEqual([]);
 
       // 8. Summary (benchmark figures, not assertions).
       log(

@@ -1,4 +1,4 @@
-import { Finding, type Observation } from "@tide/contracts";
+import { Finding, KernelFindingKind, type Observation } from "@tide/contracts";
 import {
   evaluationWindow,
   findingSelect,
@@ -160,7 +160,12 @@ export async function evaluateHost(db: Db, hostId: string): Promise<EvaluationRe
     const newest = rows[rows.length - 1]?.sampledAt;
     if (!newest) return { opened: 0, resolved: 0, written: 0 };
     const window = rows.map((r) => r.payload as unknown as Observation);
-    const stored = await tx.finding.findMany({ where: { hostId }, select: findingSelect });
+    // Diagnostics owns the kernel kinds only: health findings (health-findings.ts) are the health
+    // checks' to open and resolve, never "gone" because the counters do not show them.
+    const stored = await tx.finding.findMany({
+      where: { hostId, kind: { in: KernelFindingKind.options } },
+      select: findingSelect,
+    });
     const byId = new Map(stored.map((r) => [r.id, r]));
     const previous = stored.filter((r) => r.status !== "resolved").map(rowToFinding);
     const result = resolve(previous, diagnose(window), window);

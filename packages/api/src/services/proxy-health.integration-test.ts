@@ -5,6 +5,8 @@ import type { HostCaller } from "../auth/host-tokens.service";
 import { callerFor, makePool, makeUser, restCall, truncateAll } from "../testing/fixtures";
 import { desiredStateFor } from "./desired-state.service";
 import { RECOVER_HOLD_MS } from "./proxy-health.plan";
+import { sample } from "../../../diagnostics/src/__fixtures__/observations";
+import { evaluateHost } from "./finding-evaluator";
 import { HEALTH_ACTION, poolHealth, recordHealthReport, setHealthPin } from "./proxy-health.service";
 import { createHostListener } from "../live/host-live";
 
@@ -27,6 +29,7 @@ const gue = (ok: boolean): HealthCheckOutcome => ({
   detail: ok ? "echo reply" : "timeout after 1000 ms",
   at: new Date().toISOString(),
 });
+const gue_ = gue;
 const http = (ok: boolean): HealthCheckOutcome => ({
   kind: "http",
   ok,
@@ -166,6 +169,72 @@ describe("proxy health from the directors' checks", () => {
       await new Promise((r) => setTimeout(r, 100));
     expect(await f.health()).toEqual(["up", "up", "up"]);
     expect((await f.latest()).cause).toBe("health: www-proxy-1 up");
+  });
+
+  it("opens findings that say which path is broken, keeps them from diagnostics, and resolves them", async () => {
+    const f = await fleet();
+    const proxyHost = await db.host.create({
+      data: { id: "host_wwwproxy1000", name: "www-proxy-1", roles: ["proxy"] },
+    });
+    const findings = (where: object = {}) =>
+      db.finding.findMany({
+        where: { kind: { in: ["proxy_unhealthy", "pool_fail_open"] }, ...where },
+        orderBy: { kind: "asc" },
+      });
+
+    // GUE fails from both directors while HTTP answers: the finding says the GUE path is broken.
+    await f.report("dir-a", [f.view(0, false)]);
+    await f.report("dir-b", [f.view(0, false)]);
+    const [gue] = await findings();
+    expect(gue).toMatchObject({
+      hostId: proxyHost.id,
+      kind: "proxy_unhealthy",
+      incident: 0,
+      severity: "warn",
+      status: "open",
+      title: "GUE path to www-proxy-1 broken: HTTP answers, GUE does not",
+    });
+    expect(gue!.explanation).toContain("dir-a gue: timeout after 1000 ms");
+    expect(JSON.stringify(gue!.remedy)).toContain("tide-redirect");
+    expect(
+      await db.findingEvent.count({ where: { findingId: gue!.id, type: "opened", by: "health checks" } }),
+    ).toBe(1);
+
+    // Diagnostics evaluates the proxy host's samples and leaves the health finding alone.
+    await db.observationSample.create({
+      data: {
+        id: "obs_test00000001",
+        hostId: proxyHost.id,
+        sampledAt: new Date(),
+        payload: { ...sample(0, { hostId: "www-proxy-1" }), sampledAt: new Date().toISOString() } as object,
+      },
+    });
+    await evaluateHost(db, proxyHost.id);
+    expect((await findings({ id: gue!.id }))[0]!.status).toBe("open");
+
+    // Every proxy fails: the pool fails open, critical, on each director's host.
+    const allDown = [0, 1, 2].map((i) => f.view(i, false, [gue_(false), http(false)]));
+    await f.report("dir-a", allDown);
+    await f.report("dir-b", allDown);
+    const open = await findings({ status: "open" });
+    expect(open.map((x) => [x.kind, x.severity, x.hostId]).sort()).toEqual(
+      [
+        ["pool_fail_open", "critical", f.callers["dir-a"]!.hostId],
+        ["pool_fail_open", "critical", f.callers["dir-b"]!.hostId],
+        ["proxy_unhealthy", "warn", proxyHost.id],
+      ].sort(),
+    );
+    // Now HTTP fails too: the proxy's finding says its checks fail, not only the GUE path.
+    expect(open.find((x) => x.kind === "proxy_unhealthy")!.title).toBe(
+      "Proxy www-proxy-1 fails its health checks",
+    );
+
+    // All back (after the hold): every health finding resolves, by the health checks.
+    const later = new Date(Date.now() + 60 * RECOVER_HOLD_MS);
+    const allUp = [0, 1, 2].map((i) => f.view(i, true));
+    await f.report("dir-a", allUp, later);
+    await f.report("dir-b", allUp, later);
+    expect((await findings()).map((x) => x.status)).toEqual(["resolved", "resolved", "resolved"]);
   });
 
   it("lets an operator pin health (audited) over the checks, and unpin it", async () => {

@@ -14,10 +14,13 @@ import type { HostCaller } from "../auth/host-tokens.service";
 import { recordAudit } from "./audit.service";
 import { toProxy } from "./fleet.service";
 import { lockPool, TRANSACTION_OPTIONS } from "./pool-lock";
+import { syncHealthFindings } from "./health-findings";
 import {
   FLAP_WINDOW_MS,
+  freshViews,
   isDecision,
   planProxyHealth,
+  type DirectorView,
   type HealthDecision,
   type ProxyHealthInput,
 } from "./proxy-health.plan";
@@ -128,7 +131,7 @@ export async function reconcilePoolHealth(
     await lockPool(tx, poolId);
     const pool = await tx.pool.findUniqueOrThrow({
       where: { id: poolId },
-      select: { directors: { select: { id: true, hostname: true } } },
+      select: { name: true, healthCheck: true, directors: { select: { id: true, hostname: true } } },
     });
     const proxies = await tx.proxy.findMany({
       where: { poolId },
@@ -152,6 +155,15 @@ export async function reconcilePoolHealth(
     });
     const flipCount = new Map(flips.map((f) => [f.targetId, f._count._all]));
     const decisions: HealthDecision[] = [];
+    const viewsOf = (proxyId: string): DirectorView[] =>
+      views
+        .filter((v) => v.proxyId === proxyId)
+        .map((v) => ({
+          director: directorName.get(v.directorId) ?? v.directorId,
+          up: v.up,
+          reportedAt: v.reportedAt,
+          checks: StoredChecks.safeParse(v.checks).data ?? [],
+        }));
     for (const p of proxies) {
       const input: ProxyHealthInput = {
         proxyId: p.id,
@@ -160,14 +172,7 @@ export async function reconcilePoolHealth(
         pinned: p.healthPinned,
         changedAt: p.healthChangedAt,
         recentFlips: flipCount.get(p.id) ?? 0,
-        views: views
-          .filter((v) => v.proxyId === p.id)
-          .map((v) => ({
-            director: directorName.get(v.directorId) ?? v.directorId,
-            up: v.up,
-            reportedAt: v.reportedAt,
-            checks: StoredChecks.safeParse(v.checks).data ?? [],
-          })),
+        views: viewsOf(p.id),
       };
       const d = planProxyHealth(input, now);
       if (isDecision(d)) decisions.push(d);
@@ -220,6 +225,22 @@ export async function reconcilePoolHealth(
         tableVersionId: version?.id ?? null,
       });
     }
+    await syncHealthFindings(tx, {
+      pool: { id: poolId, name: pool.name, check: poolHealthCheck(pool.healthCheck) },
+      proxies: after
+        .filter((p) => p.state !== "inactive")
+        .map((p) => ({
+          id: p.id,
+          address: p.address,
+          hostname: p.hostname,
+          healthy: p.healthy,
+          pinned: p.healthPinned,
+          views: freshViews(viewsOf(p.id), now),
+        })),
+      directors: pool.directors.map((d) => d.hostname),
+      failOpen: failsOpen(after),
+      now,
+    });
     return decisions.map((d) => ({ proxyId: d.proxyId, healthy: d.healthy, reason: d.reason }));
   }, TRANSACTION_OPTIONS);
   if (holdUntil !== null) recheckAt(db, poolId, holdUntil);

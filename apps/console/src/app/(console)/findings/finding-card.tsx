@@ -188,7 +188,9 @@ export function FindingCard({ finding, hostName }: { finding: FindingItem; hostN
           )}
           {s.target && (
             <span>
-              path <b>{s.target}</b>
+              {/* Health findings name a proxy or a pool; kernel ones a checked path. */}
+              {finding.kind === "proxy_unhealthy" || finding.kind === "pool_fail_open" ? "of" : "path"}{" "}
+              <b>{s.target}</b>
             </span>
           )}
           <span>
