@@ -40,6 +40,12 @@ describe("resolveConfig", () => {
     expect(() => resolveConfig([{ bufferMaxMiB: 1 }])).toThrow(/bufferMaxMiB/);
   });
 
+  it("takes tide-probes' pin directory from the file or TIDE_PROBES_PIN_DIR; none by default", () => {
+    expect(resolveConfig([{ hostname: "lb-1" }]).probesPinDir).toBeNull();
+    const env = configFromEnv({ TIDE_PROBES_PIN_DIR: "/sys/fs/bpf/tide-probes" });
+    expect(resolveConfig([{ probesPinDir: "/run/x" }, env]).probesPinDir).toBe("/sys/fs/bpf/tide-probes");
+  });
+
   it("rejects a buffer under 10 minutes and a console without a token file", () => {
     expect(() => resolveConfig([{ bufferMinutes: 5 }])).toThrow(/bufferMinutes/);
     expect(() => resolveConfig([{ consoleUrl: "https://console.example" }])).toThrow(/hostTokenFile/);

@@ -51,6 +51,15 @@ export const AgentConfig = z
         "tide-redirect's --pin-dir: its stats map is read there with npm bpf; null or unreadable = the " +
           "control socket's JSON",
       ),
+    probesPinDir: z
+      .string()
+      .min(1)
+      .nullable()
+      .default(null)
+      .describe(
+        "tide-probes' --pin-dir: the agent passes it to tide-probes and reads the NET_RX maps pinned there " +
+          "with npm bpf; null or unreadable = tide-probes' JSON lines",
+      ),
     nsdiagBinary: z
       .string()
       .min(1)
@@ -155,6 +164,7 @@ export function configFromEnv(e: AgentEnv): Record<string, unknown> {
     healthcheckBinary: e.TIDE_HEALTHCHECK_BINARY,
     healthNetns: e.TIDE_HEALTH_NETNS,
     redirectPinDir: e.TIDE_REDIRECT_PIN_DIR,
+    probesPinDir: e.TIDE_PROBES_PIN_DIR,
     nsdiagBinary: e.TIDE_NSDIAG_BINARY,
     namespaces: list(e.TIDE_NAMESPACES),
     pmtuTargets: list(e.TIDE_PMTU_TARGETS),

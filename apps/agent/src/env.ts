@@ -16,6 +16,7 @@ const Env = z.object({
   TIDE_HEALTHCHECK_BINARY: z.string().min(1).optional().describe("Path of tide-healthcheck"),
   TIDE_HEALTH_NETNS: z.string().min(1).optional().describe("Network namespace health checks run in"),
   TIDE_REDIRECT_PIN_DIR: z.string().min(1).optional().describe("tide-redirect's --pin-dir (stats map)"),
+  TIDE_PROBES_PIN_DIR: z.string().min(1).optional().describe("tide-probes' --pin-dir (NET_RX maps)"),
   TIDE_NSDIAG_BINARY: z.string().min(1).optional().describe("Path of tide-nsdiag (namespace sampler)"),
   TIDE_NAMESPACES: z
     .string()

@@ -9,7 +9,8 @@ export type BpfMapsSource = "node-bpf" | "json";
 
 /** The latest choice, for /metrics and doctor. */
 export interface BpfMapsState {
-  component: "redirect";
+  /** "redirect" (tide-redirect's counters) or "probes:<contract probe>" (tide-probes' maps). */
+  component: "redirect" | `probes:${string}`;
   source: BpfMapsSource;
   /** Why JSON (the module did not load, no pin configured, the map could not be read); null for node-bpf. */
   reason: string | null;

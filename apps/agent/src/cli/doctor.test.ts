@@ -60,4 +60,34 @@ describe("formatDoctor: BPF maps", () => {
     });
     expect(text).toContain("  npm bpf module: npm bpf module not loaded: x\n");
   });
+
+  it("says where tide-probes' NET_RX figures came from", () => {
+    const viaMap = formatDoctor([], [], {
+      bpfMaps: null,
+      probeMaps: [
+        {
+          component: "probes:net_rx_softirq",
+          source: "node-bpf",
+          reason: null,
+          pinPath: "/sys/fs/bpf/tide-probes/tp_netrx",
+        },
+      ],
+    });
+    expect(viaMap).toContain(
+      "  tide-probes net_rx_softirq: node-bpf (pinned maps in /sys/fs/bpf/tide-probes); other probes: json lines\n",
+    );
+    const viaJson = formatDoctor([], [], {
+      probeMaps: [
+        {
+          component: "probes:net_rx_softirq",
+          source: "json",
+          reason: "no tide-probes pin directory configured",
+          pinPath: null,
+        },
+      ],
+    });
+    expect(viaJson).toContain(
+      "  tide-probes net_rx_softirq: json lines (fallback: no tide-probes pin directory configured)\n",
+    );
+  });
 });

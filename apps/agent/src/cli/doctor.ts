@@ -1,8 +1,10 @@
+import path from "node:path";
 import { diagnose } from "@tide/diagnostics";
 import { netnsKey, type Finding, type Observation } from "@tide/contracts";
 import { HostObserver } from "../agent";
 import type { HelperChoice } from "../binaries";
 import { loadNodeBpf } from "../bpf/node-bpf";
+import { probesMapsSource } from "../bpf/probes-maps-source";
 import { redirectStatsSource, type BpfMapsState } from "../bpf/redirect-stats-source";
 import type { AgentConfig } from "../config";
 import { checkTarget, mergeTargets } from "../pmtu/prober";
@@ -23,6 +25,8 @@ export async function runDoctor(
   bpfMaps: BpfMapsState | null;
 }> {
   const observer = new HostObserver({ ...config, sampleIntervalMs: DOCTOR_INTERVAL_MS, bcc: false });
+  // tide-probes pins its maps there and net_rx_softirq is read from them (JSON lines otherwise).
+  observer.probes.pinDir = config.probesPinDir ?? null;
   await observer.start();
   // Path MTU checks of the configured targets run once, alongside sampling (each under its timeouts).
   const targets = mergeTargets(config.pmtuTargets, config.pmtuSizes, []);
@@ -67,6 +71,11 @@ export interface DoctorSetup {
   collector?: CollectorState;
   /** How tide-redirect's counters were read; null = no tide-redirect configured. */
   bpfMaps?: BpfMapsState | null;
+  /**
+   * How tide-probes' figures that can come from maps were read (net_rx_softirq); undefined = the
+   * agent's shared probesMapsSource.
+   */
+  probeMaps?: readonly BpfMapsState[];
   /** Whether the npm bpf module loads (said when no tide-redirect is read). */
   nodeBpf?: { ok: boolean; detail: string };
 }
@@ -108,6 +117,14 @@ export function formatDoctor(
         : `  tide-redirect counters: json over the control socket (fallback: ${maps.reason ?? "?"})`,
     );
   else if (setup.nodeBpf !== undefined) lines.push(`  npm bpf module: ${setup.nodeBpf.detail}`);
+  for (const m of setup.probeMaps ?? probesMapsSource.states()) {
+    const probe = m.component.replace(/^probes:/, "");
+    lines.push(
+      m.source === "node-bpf"
+        ? `  tide-probes ${probe}: node-bpf (pinned maps in ${path.dirname(m.pinPath ?? "?")}); other probes: json lines`
+        : `  tide-probes ${probe}: json lines (fallback: ${m.reason ?? "?"})`,
+    );
+  }
   if (last !== undefined) {
     for (const p of last.probes)
       if (p.state === "off") lines.push(`  probe ${p.probe} off: ${p.reason} (${p.detail})`);

@@ -66,4 +66,34 @@ describe("/metrics: how BPF maps are read", () => {
       renderMetrics(null, [], { bufferedSamples: 0, consoleConnected: null, bpfMaps: null }),
     ).not.toContain("tide_agent_bpf_maps");
   });
+
+  it("has one series per probe read from maps next to the redirect's", () => {
+    const text = renderMetrics(null, [], {
+      bufferedSamples: 0,
+      consoleConnected: null,
+      bpfMaps: { component: "redirect", source: "node-bpf", reason: null, pinPath: "/run/tide/bpf/x" },
+      probeMaps: [
+        {
+          component: "probes:net_rx_softirq",
+          source: "json",
+          reason: "no pinned map: ENOENT",
+          pinPath: "/p",
+        },
+      ],
+    });
+    expect(text.match(/# TYPE tide_agent_bpf_maps gauge/g)).toHaveLength(1);
+    expect(text).toContain('tide_agent_bpf_maps{component="redirect",source="node-bpf",reason=""} 1');
+    expect(text).toContain(
+      'tide_agent_bpf_maps{component="probes:net_rx_softirq",source="json",reason="no pinned map: ENOENT"} 1',
+    );
+    const only = renderMetrics(null, [], {
+      bufferedSamples: 0,
+      consoleConnected: null,
+      bpfMaps: null,
+      probeMaps: [{ component: "probes:net_rx_softirq", source: "node-bpf", reason: null, pinPath: "/p" }],
+    });
+    expect(only).toContain(
+      'tide_agent_bpf_maps{component="probes:net_rx_softirq",source="node-bpf",reason=""} 1',
+    );
+  });
 });

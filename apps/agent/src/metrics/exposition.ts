@@ -1,4 +1,5 @@
 import type { DataPlaneState, Observation } from "@tide/contracts";
+import { probesMapsSource } from "../bpf/probes-maps-source";
 import { redirectStatsSource, type BpfMapsState } from "../bpf/redirect-stats-source";
 import type { CollectorState } from "../sampling/namespace-sampler";
 
@@ -82,6 +83,11 @@ export function renderMetrics(
      * socket's JSON and why. Undefined = the agent's shared redirectStatsSource; null = not reported.
      */
     bpfMaps?: BpfMapsState | null;
+    /**
+     * How tide-probes' figures read from maps (net_rx_softirq) were last read: its pinned maps or
+     * its JSON lines and why. Undefined = the agent's shared probesMapsSource; [] = not reported.
+     */
+    probeMaps?: readonly BpfMapsState[];
   },
 ): string {
   const e = new Exposition();
@@ -122,12 +128,14 @@ export function renderMetrics(
     }
   }
   const maps = agent.bpfMaps === undefined ? redirectStatsSource.state() : agent.bpfMaps;
-  if (maps !== null)
+  const probeMaps = agent.probeMaps ?? probesMapsSource.states();
+  for (const m of [...(maps === null ? [] : [maps]), ...probeMaps])
     e.add(
       "tide_agent_bpf_maps",
       "gauge",
-      "1 for how data plane counters are read: node-bpf (pinned BPF map, npm bpf) or json (control socket, fallback)",
-      { component: maps.component, source: maps.source, reason: maps.reason ?? "" },
+      "1 for how BPF figures are read, by component (redirect, probes:<probe>): node-bpf (pinned BPF map, " +
+        "npm bpf) or json (tide-redirect's control socket or tide-probes' JSON lines, fallback)",
+      { component: m.component, source: m.source, reason: m.reason ?? "" },
       1,
     );
   if (agent.consoleConnected !== null)

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { access, constants } from "node:fs/promises";
 import { createInterface } from "node:readline";
+import { probesMapsSource, type ProbesMapsSource } from "../bpf/probes-maps-source";
 import { ProbeState } from "./probe-state";
 
 /** Wait before restarting a crashed loader, in ms. */
@@ -11,7 +12,13 @@ const RESTART_DELAY_MS = 10_000;
  * reported off; a crashed loader is restarted after a pause and reported loader_crashed meanwhile.
  */
 export class ProbeLoader {
-  readonly state = new ProbeState();
+  readonly state: ProbeState;
+  /**
+   * tide-probes' --pin-dir (config probesPinDir): its aggregate maps are pinned there and
+   * net_rx_softirq is read from them through npm bpf (see ProbesMapsSource); null = JSON lines only.
+   * Read when the loader is spawned and on every read: set it before start().
+   */
+  pinDir: string | null;
   private child: ChildProcess | null = null;
   private stopped = false;
   private restartTimer: NodeJS.Timeout | null = null;
@@ -20,7 +27,12 @@ export class ProbeLoader {
     private readonly binary: string | null,
     private readonly intervalMs: number,
     private readonly log: (line: string) => void = () => undefined,
-  ) {}
+    options: { pinDir?: string | null; mapsSource?: ProbesMapsSource } = {},
+  ) {
+    this.pinDir = options.pinDir ?? null;
+    const source = options.mapsSource ?? probesMapsSource;
+    this.state = new ProbeState(undefined, (pinError) => source.readNetRx(this.pinDir, pinError));
+  }
 
   async start(): Promise<void> {
     if (this.binary === null) {
@@ -37,7 +49,9 @@ export class ProbeLoader {
   }
 
   private spawn(binary: string): void {
-    const child = spawn(binary, ["--interval-ms", String(this.intervalMs)], {
+    const args = ["--interval-ms", String(this.intervalMs)];
+    if (this.pinDir !== null) args.push("--pin-dir", this.pinDir);
+    const child = spawn(binary, args, {
       stdio: ["pipe", "pipe", "pipe"],
     });
     this.child = child;

@@ -113,6 +113,65 @@ describe("ProbeState", () => {
   });
 });
 
+describe("ProbeState: net_rx_softirq from pinned maps", () => {
+  const cpu1 = {
+    cpu: 1,
+    runs: 9,
+    totalUs: 40,
+    maxUs: 3,
+    hist: [2, 3, 4],
+    waits: 0,
+    waitTotalUs: 0,
+    waitMaxUs: 0,
+    waitHist: [],
+  };
+
+  it("takes the map's histogram and the larger of its peak and the last sample's max_us", () => {
+    const pinErrors: (string | null)[] = [];
+    const s = new ProbeState(undefined, (pinError) => {
+      pinErrors.push(pinError);
+      return [cpu1, { ...cpu1, cpu: 0, hist: [1], maxUs: 0 }];
+    });
+    s.handle({ ...HELLO, pin_dir: "/sys/fs/bpf/tp" });
+    s.handle(SAMPLE); // cpu 1: max_us 7 in the last full interval
+    expect(s.probeResults().netRxSoftirq).toEqual([
+      { cpu: 1, durationUs: [5, 4], intervalMaxUs: 7 },
+      { cpu: 0, durationUs: [1], intervalMaxUs: 0 },
+    ]);
+    expect(pinErrors).toEqual([null]);
+    s.handle({ ...SAMPLE, netrx: [{ ...SAMPLE.netrx[0], max_us: 1 }] });
+    expect(s.probeResults().netRxSoftirq[0]).toMatchObject({ intervalMaxUs: 3 });
+  });
+
+  it("keeps the JSON sample when the reader says null, and passes the hello's pin error", () => {
+    const pinErrors: (string | null)[] = [];
+    const s = new ProbeState(undefined, (pinError) => {
+      pinErrors.push(pinError);
+      return null;
+    });
+    s.handle({ ...HELLO, pin_dir: "/p", pin_error: "cannot pin maps in /p: File exists" });
+    s.handle(SAMPLE);
+    expect(s.probeResults().netRxSoftirq).toEqual([{ cpu: 1, durationUs: [3, 2], intervalMaxUs: 7 }]);
+    s.handle(HELLO); // no --pin-dir
+    s.probeResults();
+    expect(pinErrors).toEqual([
+      "cannot pin maps in /p: File exists",
+      "tide-probes said no pin_dir in its hello",
+    ]);
+  });
+
+  it("does not read the maps while the probe is off", () => {
+    let reads = 0;
+    const s = new ProbeState(undefined, () => {
+      reads++;
+      return [cpu1];
+    });
+    s.handle({ ...HELLO, probes: { ...HELLO.probes, netrx_softirq: { on: false, reason: "btf" } } });
+    expect(s.probeResults().netRxSoftirq).toEqual([]);
+    expect(reads).toBe(0);
+  });
+});
+
 describe("rebucket", () => {
   it("merges [0,1) and [1,2) into bucket 0 and shifts the rest", () => {
     expect(rebucket([1, 2, 3, 4], LO)).toEqual([3, 3, 4]);

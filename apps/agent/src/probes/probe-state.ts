@@ -7,6 +7,13 @@ import {
   type ProbeResults,
 } from "@tide/contracts";
 import { log2Bucket } from "@tide/diagnostics";
+import type { NetRxCpuRaw } from "../bpf/netrx-maps";
+
+/**
+ * Reads net_rx_softirq's figures from tide-probes' pinned maps, or returns null (then the latest
+ * JSON sample is used). `pinError`: the loader's hello pin_error, or why it pinned nothing.
+ */
+export type NetRxMapsReader = (pinError: string | null) => NetRxCpuRaw[] | null;
 
 /** Contract probe -> the loader's probe names that must all be on for it (dataplane/probes/README.md). */
 export const LOADER_PROBES: Record<ProbeName, readonly string[]> = {
@@ -74,9 +81,15 @@ export class ProbeState {
   private results: ProbeResults = emptyProbeResults();
   /** Capped listeners by netns:port (the latest listen() call on that port wins). */
   private readonly capped = new Map<string, ListenCappedSocket>();
+  /** Per CPU, max_us of the latest JSON sample (the maximum of the loader's last full interval). */
+  private readonly jsonNetRxMax = new Map<number, number>();
+  /** What the latest hello said about pinning; null = pinned. */
+  private pinError: string | null = "tide-probes has not said hello yet";
 
   constructor(
     initial: ProbeAvailability[] = allProbesOff("loader_crashed", "tide-probes has not said hello yet"),
+    /** net_rx_softirq from pinned maps when this returns figures (ProbeLoader with a pin dir). */
+    private readonly netRxMaps: NetRxMapsReader | null = null,
   ) {
     this.availability = initial;
   }
@@ -109,6 +122,13 @@ export class ProbeState {
     });
     this.results = emptyProbeResults();
     this.capped.clear();
+    this.jsonNetRxMax.clear();
+    this.pinError =
+      typeof line.pin_error === "string"
+        ? line.pin_error
+        : typeof line.pin_dir === "string"
+          ? null
+          : "tide-probes said no pin_dir in its hello";
   }
 
   private onListen(line: Json): void {
@@ -150,7 +170,9 @@ export class ProbeState {
         oddPorts: num(c.sport_odd),
       });
     }
+    this.jsonNetRxMax.clear();
     for (const n of arr(line.netrx)) {
+      this.jsonNetRxMax.set(num(n.cpu), num(n.max_us));
       r.netRxSoftirq.push({
         cpu: num(n.cpu),
         durationUs: rebucket(Array.isArray(n.hist) ? n.hist.map(num) : [], bucketLo),
@@ -180,8 +202,26 @@ export class ProbeState {
       listenCapped: on.has("listen_capped") ? [...this.capped.values()] : [],
       listenOverflow: on.has("listen_overflow") ? this.results.listenOverflow : [],
       connectLatency: on.has("connect_latency") ? this.results.connectLatency : [],
-      netRxSoftirq: on.has("net_rx_softirq") ? this.results.netRxSoftirq : [],
+      netRxSoftirq: on.has("net_rx_softirq") ? this.netRxSoftirq() : [],
       icmpFragNeeded: on.has("icmp_frag_needed") ? this.results.icmpFragNeeded : [],
     };
+  }
+
+  /**
+   * net_rx_softirq from the pinned maps when they can be read (histograms as of now), else from the
+   * latest JSON sample. The loader zeroes tp_netrx_peak after each sample and the agent must not
+   * (it would steal the loader's maximum), so the map only knows the maximum of the loader's
+   * current, partial interval: intervalMaxUs is the larger of that and the latest sample's max_us,
+   * a window from the previous loader sample to now (at least the agent's own interval, as both
+   * run at sampleIntervalMs).
+   */
+  private netRxSoftirq(): ProbeResults["netRxSoftirq"] {
+    const fromMaps = this.netRxMaps?.(this.pinError) ?? null;
+    if (fromMaps === null) return this.results.netRxSoftirq;
+    return fromMaps.map((c) => ({
+      cpu: c.cpu,
+      durationUs: rebucket(c.hist, this.bucketLo),
+      intervalMaxUs: Math.max(c.maxUs, this.jsonNetRxMax.get(c.cpu) ?? 0),
+    }));
   }
 }

@@ -1,0 +1,172 @@
+import { statSync } from "node:fs";
+import { constants } from "node:os";
+import type { BpfMapRef, NodeBpf } from "./node-bpf";
+import { perCpuStride } from "./redirect-stats-map";
+
+/**
+ * tide-probes' NET_RX maps, pinned under its --pin-dir (dataplane/probes/tide_probes_maps.h):
+ * tp_netrx (PERCPU_ARRAY, 1 entry, struct tp_netrx_stats: cumulative run/wait histograms) and
+ * tp_netrx_peak (PERCPU_ARRAY, 1 entry, struct tp_netrx_peak: maxima the loader zeroes after
+ * every sample). Only these two of the five pinned maps are read from Node: they feed the
+ * net_rx_softirq probe result. tp_overflow, tp_connect and tp_icmp_fragnd stay on the JSON lines.
+ */
+export const NETRX_PIN_NAME = "tp_netrx";
+export const NETRX_PEAK_PIN_NAME = "tp_netrx_peak";
+
+/** TP_HIST_SLOTS (tide_probes_consts.h): log2 µs buckets per histogram. */
+export const TP_HIST_SLOTS = 27;
+/** sizeof(struct tp_netrx_stats): runs, total_ns, hist[27], waits, wait_total_ns, wait_hist[27]. */
+export const NETRX_STATS_BYTES = (2 + TP_HIST_SLOTS) * 8 * 2;
+/** sizeof(struct tp_netrx_peak): run_max_ns, wait_max_ns. */
+export const NETRX_PEAK_BYTES = 16;
+
+/**
+ * One CPU's NET_RX figures with the loader's JSON field meanings (its `netrx` sample entries):
+ * ns converted to µs by truncating division, as the loader does.
+ */
+export interface NetRxCpuRaw {
+  cpu: number;
+  runs: number;
+  totalUs: number;
+  /** Longest run since the loader's last sample (it zeroes tp_netrx_peak after each). */
+  maxUs: number;
+  hist: number[];
+  waits: number;
+  waitTotalUs: number;
+  waitMaxUs: number;
+  waitHist: number[];
+}
+
+const u64 = (v: DataView, off: number): bigint => v.getBigUint64(off, true);
+const us = (ns: bigint): number => Number(ns / 1000n);
+
+/**
+ * Decode the per-CPU copies of tp_netrx and tp_netrx_peak (key 0) as the kernel copies them out:
+ * `cpus` slots each, slot size rounded up to 8 (both structs already are). Little-endian hosts.
+ */
+export function decodeNetRx(stats: Uint8Array, peak: Uint8Array, cpus: number): NetRxCpuRaw[] {
+  const s = new DataView(stats.buffer, stats.byteOffset, stats.byteLength);
+  const p = new DataView(peak.buffer, peak.byteOffset, peak.byteLength);
+  const sStride = perCpuStride(NETRX_STATS_BYTES);
+  const pStride = perCpuStride(NETRX_PEAK_BYTES);
+  if (stats.byteLength < sStride * cpus || peak.byteLength < pStride * cpus)
+    throw new Error(`NET_RX map values too short for ${cpus} CPUs`);
+  const hist = (base: number): number[] =>
+    Array.from({ length: TP_HIST_SLOTS }, (_, i) => Number(u64(s, base + i * 8)));
+  const out: NetRxCpuRaw[] = [];
+  for (let c = 0; c < cpus; c++) {
+    const b = c * sStride;
+    const w = b + (2 + TP_HIST_SLOTS) * 8; // the wait half of struct tp_netrx_stats
+    out.push({
+      cpu: c,
+      runs: Number(u64(s, b)),
+      totalUs: us(u64(s, b + 8)),
+      maxUs: us(u64(p, c * pStride)),
+      hist: hist(b + 16),
+      waits: Number(u64(s, w)),
+      waitTotalUs: us(u64(s, w + 8)),
+      waitMaxUs: us(u64(p, c * pStride + 8)),
+      waitHist: hist(w + 16),
+    });
+  }
+  return out;
+}
+
+const { ENOENT } = constants.errno;
+const errnoText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/**
+ * One pinned single-entry PERCPU_ARRAY, kept open between reads and reopened when the pin is
+ * replaced (a restarted tide-probes pins new maps: new inode). Its buffer holds every possible
+ * CPU's slot: the addon does not size it (see redirect-stats-map.ts).
+ */
+class PinnedPerCpuEntry {
+  private ref: BpfMapRef | null = null;
+  private inode = 0;
+  readonly value: Uint8Array;
+  private readonly key = new Uint8Array(4); // key 0
+
+  constructor(
+    private readonly bpf: NodeBpf,
+    readonly pinPath: string,
+    private readonly valueSize: number,
+    cpus: number,
+  ) {
+    this.value = new Uint8Array(perCpuStride(valueSize) * cpus);
+  }
+
+  read(): Uint8Array {
+    const ref = this.open();
+    const status = this.bpf.native.mapLookupElem(ref.fd, this.key, this.value, 0);
+    if (status !== 0)
+      throw new Error(
+        `bpf_map_lookup_elem ${this.pinPath}[0]: errno ${-status}${-status === ENOENT ? " (ENOENT)" : ""}`,
+      );
+    return this.value;
+  }
+
+  private open(): BpfMapRef {
+    let ino: number;
+    try {
+      ino = statSync(this.pinPath).ino;
+    } catch (err) {
+      this.close();
+      throw new Error(`no pinned map: ${errnoText(err)}`);
+    }
+    if (this.ref !== null && ino === this.inode) return this.ref;
+    this.close();
+    let ref: BpfMapRef;
+    try {
+      ref = this.bpf.createMapRef(this.bpf.objGet(this.pinPath), { transfer: true });
+    } catch (err) {
+      throw new Error(`bpf_obj_get ${this.pinPath}: ${errnoText(err)}`);
+    }
+    if (
+      ref.type !== this.bpf.MapType.PERCPU_ARRAY ||
+      ref.keySize !== 4 ||
+      ref.valueSize !== this.valueSize ||
+      ref.maxEntries !== 1
+    ) {
+      ref.close();
+      throw new Error(
+        `${this.pinPath} is not the expected map (type ${ref.type}, key ${ref.keySize} B, value ` +
+          `${ref.valueSize} B, ${ref.maxEntries} entries; want PERCPU_ARRAY, 4 B, ${this.valueSize} B, 1)`,
+      );
+    }
+    this.ref = ref;
+    this.inode = ino;
+    return ref;
+  }
+
+  close(): void {
+    this.ref?.close();
+    this.ref = null;
+    this.inode = 0;
+  }
+}
+
+/** tp_netrx + tp_netrx_peak under one pin directory: two lookups per read, no reset (the loader owns it). */
+export class NetRxMaps {
+  private readonly stats: PinnedPerCpuEntry;
+  private readonly peak: PinnedPerCpuEntry;
+
+  constructor(
+    bpf: NodeBpf,
+    readonly pinDir: string,
+    /** Slots per per-CPU value: the possible CPUs (see possible-cpus.ts). */
+    private readonly cpus: number,
+  ) {
+    this.stats = new PinnedPerCpuEntry(bpf, `${pinDir}/${NETRX_PIN_NAME}`, NETRX_STATS_BYTES, cpus);
+    this.peak = new PinnedPerCpuEntry(bpf, `${pinDir}/${NETRX_PEAK_PIN_NAME}`, NETRX_PEAK_BYTES, cpus);
+  }
+
+  /** Every possible CPU's figures; throws with the reason when a map cannot be read. */
+  read(): NetRxCpuRaw[] {
+    return decodeNetRx(this.stats.read(), this.peak.read(), this.cpus);
+  }
+
+  close(): void {
+    this.stats.close();
+    this.peak.close();
+  }
+}
