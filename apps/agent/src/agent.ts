@@ -54,7 +54,9 @@ export class HostObserver {
       namespaces: config.namespaces,
       log,
     });
-    this.probes = new ProbeLoader(config.probesBinary, config.sampleIntervalMs, log);
+    this.probes = new ProbeLoader(config.probesBinary, config.sampleIntervalMs, log, {
+      pinDir: config.probesPinDir,
+    });
     this.pmtu = new PmtuProber({ intervalMs: config.pmtuIntervalMs, log });
     this.bcc = new BccTools({ enabled: config.bcc, release: this.kernelRelease, log });
   }
