@@ -8,6 +8,7 @@ import {
 } from "../../packages/lab/src/client-driver";
 import { CONSOLE_POOL_NAME, labHosts } from "../../packages/lab/src/console/fleet.plan";
 import { down, up, type Lab } from "../../packages/lab/src/lab";
+import { stopProcess } from "../../packages/lab/src/lab-process";
 import { vipRouteArgv } from "../../packages/lab/src/topology";
 import { ensureAgentBuild, requireRoot } from "../support/agent";
 import { expect, openPool, signIn, test } from "../support/fixtures";
@@ -18,7 +19,8 @@ import { expect, openPool, signIn, test } from "../support/fixtures";
  * drains, deactivates, fills and activates a proxy while 120 long-lived streams run through the
  * directors; each change is shown served by both directors, new connections avoid the drained
  * proxy, the drained proxy's established count (from its agent) falls to zero live before Set
- * inactive says nothing is left to cut, and no stream is reset or loses a byte. A director killed and started with no table is
+ * inactive says nothing is left to cut, and no stream is reset or loses a byte. With health checks
+ * on, a proxy whose HTTP server stops turns unhealthy on the pool page live, as both directors see it. A director killed and started with no table is
  * shown out of sync and then, with nobody doing anything, in sync again. A pool made in the browser
  * for a new VIP carries real flows, and the console's explain names the proxy that served each.
  *
@@ -311,4 +313,55 @@ test("a pool made in the browser for a new VIP carries traffic, and explain name
     const closed = await driver!.close({ ids: flows.map((c) => c.id) });
     expect(summarizeConnections(closed).errors).toEqual({});
   });
+});
+
+test("health checks on the lab: a proxy whose HTTP server stops turns unhealthy live on the pool page, then back", async ({
+  page,
+}) => {
+  test.setTimeout(180_000);
+  requireRoot();
+  if (!lab) throw new Error("the lab of the first test is not running");
+  const theLab = lab;
+  await signIn(page);
+  const poolId = await openPool(page, CONSOLE_POOL_NAME);
+  const settings = (enabled: boolean) => ({
+    healthCheck: {
+      enabled,
+      intervalMs: 500,
+      timeoutMs: 300,
+      rise: 2,
+      fall: 2,
+      gue: true,
+      service: { kind: "http", port: theLab.topology.ports.http, path: "/" },
+    },
+    reason: "e2e fleet loop: health checks",
+  });
+  const on = await page.request.put(`/api/v1/pools/${poolId}/health-check`, { data: settings(true) });
+  expect(on.status(), await on.text()).toBe(200);
+  const proxy = theLab.proxies[0]!;
+  const hostname = labHosts(theLab.topology).find((h) => h.name === proxy)!.hostname;
+  const row = page.locator(`[data-testid="proxy-health-row"][data-hostname="${hostname}"]`);
+  const views = (up: boolean) => row.locator(`[data-testid="director-view"][data-up="${up}"]`);
+  try {
+    // Both directors check it from their own stacks and find it up: pushed to the page.
+    await expect(views(true)).toHaveCount(2, { timeout: 20_000 });
+    const server = theLab.stateSnapshot().processes.find((p) => p.key === `${proxy}.server`);
+    if (!server) throw new Error(`no ${proxy}.server in the lab's state file`);
+    const stopped = Date.now();
+    await stopProcess(server);
+    await expect(row).toHaveAttribute("data-healthy", "false", { timeout: 15_000 });
+    console.log(`[fleet loop] HTTP server stopped -> unhealthy on the page: ${Date.now() - stopped} ms`);
+    await expect(views(false)).toHaveCount(2);
+    await expect(row.locator('[data-kind="http"][data-ok="false"]').first()).toContainText(
+      "connection refused",
+    );
+    await expect(proxyRow(page, hostname).getByTestId("health")).toHaveAttribute("data-healthy", "false");
+    await expect(page.getByTestId("served-by")).toHaveAttribute("data-done", "true", { timeout: 10_000 });
+
+    await theLab.startTestServer(proxy);
+    await expect(row).toHaveAttribute("data-healthy", "true", { timeout: 30_000 });
+    await expect(proxyRow(page, hostname).getByTestId("health")).toHaveAttribute("data-healthy", "true");
+  } finally {
+    await page.request.put(`/api/v1/pools/${poolId}/health-check`, { data: settings(false) });
+  }
 });
