@@ -1,0 +1,23 @@
+import { expect, signIn, test } from "../support/fixtures";
+
+/**
+ * An unknown id says so at once, in plain words, with a way back: the server's 404 is an answer, not
+ * a failure to retry (the console used to retry it for seconds), and no raw error code is shown.
+ */
+test("an unknown pool says it does not exist at once, in plain words, with a way back", async ({ page }) => {
+  await signIn(page);
+  const asked: string[] = [];
+  page.on("request", (r) => {
+    if (r.url().includes("pools.get")) asked.push(r.url());
+  });
+  await page.goto("/pools/pool_nosuchpool00000");
+  const notice = page.getByTestId("error");
+  await expect(notice).toHaveAttribute("data-code", "not_found");
+  await expect(notice).toContainText("does not exist");
+  await expect(notice).not.toContainText("not_found");
+  // Retries would come within a few seconds: there are none.
+  await page.waitForTimeout(2_500);
+  expect(asked).toHaveLength(1);
+  await notice.getByTestId("error-back").click();
+  await expect(page).toHaveURL(/\/$/);
+});
