@@ -9,7 +9,7 @@ function buildDocument() {
     description:
       "Fleet operations for GLB-style L4 load balancing. Authenticate with `Authorization: Bearer tide_…` " +
       "(agents: `tide_host_…` host tokens, accepted only by /agent/… endpoints) " +
-      "(tokens are created in the console under Settings → API tokens). Scopes: read, operate, admin. " +
+      "(tokens are created in the console: the header's Tokens link, admins). Scopes: read, operate, admin. " +
       "Errors are JSON `{ message, code, data: { tideCode }, issues? }`: `message` is for humans, `code` is the " +
       "transport class (e.g. CONFLICT) and `data.tideCode` the stable Tide code (e.g. invalid_transition).",
     baseUrl: "/api/v1",
@@ -57,6 +57,27 @@ function buildDocument() {
 }
 
 let cached: ReturnType<typeof buildDocument> | undefined;
+
+let routes: { pattern: RegExp; methods: string[] }[] | undefined;
+
+/**
+ * The methods the REST API answers on a path (under /api/v1), from the OpenAPI document: empty when
+ * no route has that shape. Lets a wrong method get 405 with Allow instead of "Not found".
+ */
+export function restMethodsFor(path: string): string[] {
+  routes ??= Object.entries(openApiDocument().paths ?? {}).map(([template, item]) => ({
+    pattern: new RegExp(
+      `^${template
+        .split(/(\{[^}]+\})/)
+        .map((part) => (part.startsWith("{") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+        .join("")}/?$`,
+    ),
+    methods: Object.keys(item ?? {})
+      .filter((m) => ["get", "post", "put", "patch", "delete"].includes(m))
+      .map((m) => m.toUpperCase()),
+  }));
+  return [...new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => r.methods))].sort();
+}
 
 export function openApiDocument() {
   cached ??= buildDocument();

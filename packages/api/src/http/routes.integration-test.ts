@@ -139,6 +139,21 @@ describe("odd input gets 400/415 with a plain message, never 500 (item 9)", () =
     expect(await db.proxy.findUniqueOrThrow({ where: { id: proxy.id } })).toMatchObject({ state: "active" });
   });
 
+  it("answers a wrong method on an existing route with 405 and Allow, an unknown route with 404", async () => {
+    const token = await operateToken();
+    const get = await rest("GET", "/proxies/prx_abcdefabcdef00/drain", { token, contentType: null });
+    expect(get.status).toBe(405);
+    expect(get.headers.get("allow")).toBe("POST");
+    expect(get.body.message).toBe(
+      "GET is not allowed on /api/v1/proxies/prx_abcdefabcdef00/drain; use POST.",
+    );
+    const del = await rest("DELETE", "/pools", { token, contentType: null });
+    expect(del.status).toBe(405);
+    expect(del.headers.get("allow")).toBe("GET, POST");
+    const unknown = await rest("GET", "/no/such/route", { token, contentType: null });
+    expect(unknown.status).toBe(404);
+  });
+
   it("says what to send when a POST has no body or no JSON content type", async () => {
     const token = await operateToken();
     const pool = await makePool(db, "web", 3);

@@ -3,6 +3,7 @@ import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { createOpenApiFetchHandler } from "trpc-to-openapi";
 import { createContext, type Context } from "../context";
+import { restMethodsFor } from "../openapi";
 import { BUSY_RETRY_AFTER_S } from "../db";
 import { appRouter } from "../routers/_app";
 import { trpcCodeFor } from "../trpc";
@@ -66,6 +67,8 @@ export async function handleRestRequest(
   req: Request,
   opts: { db?: Db; onError?: OnError } = {},
 ): Promise<Response> {
+  const wrongMethod = methodNotAllowed(req);
+  if (wrongMethod) return wrongMethod;
   const ctx: Context = await createContext({ headers: req.headers, db: opts.db, signal: req.signal });
   let body: string | null = null;
   if (takesBody(req.method)) {
@@ -84,6 +87,26 @@ export async function handleRestRequest(
     onError: opts.onError ? ({ error, path }) => opts.onError?.({ error, path }) : undefined,
   });
   return withRetryAfter(res);
+}
+
+/**
+ * A route that exists, asked with a method it does not answer: 405 with Allow and a sentence, not
+ * "Not found" (the route is there; the method is wrong).
+ */
+function methodNotAllowed(req: Request): Response | null {
+  const path = new URL(req.url).pathname.slice(REST_ENDPOINT.length);
+  if (!["GET", "POST", "PUT", "PATCH", "DELETE"].includes(req.method)) return null;
+  const allowed = restMethodsFor(path);
+  if (allowed.length === 0 || allowed.includes(req.method)) return null;
+  const trpcCode = "METHOD_NOT_SUPPORTED" as const;
+  return Response.json(
+    {
+      message: `${req.method} is not allowed on ${REST_ENDPOINT}${path}; use ${allowed.join(" or ")}.`,
+      code: trpcCode,
+      data: { code: trpcCode, httpStatus: 405, tideCode: "bad_request" },
+    },
+    { status: 405, headers: { allow: allowed.join(", "), "cache-control": "no-store" } },
+  );
 }
 
 /** tRPC (the console's own client): the handler behind /api/trpc/…. */
