@@ -72,6 +72,7 @@ test("a proxy the directors find failing turns unhealthy live on the pool page; 
 
   await page.goto(`/pools/${pool.id}`);
   await expect(page.getByTestId("pool-live")).toHaveAttribute("data-state", "live");
+  await expect(page.getByTestId("pool-live")).toContainText(/updated \d+s ago/);
   const panel = page.getByTestId("pool-health");
   await expect(panel.getByTestId("health-check-config")).toHaveText(
     "GUE path + HTTP :80 /health (200) every 2 s, timeout 1 s, up after 3 passing, down after 3 failing rounds",

@@ -5,6 +5,7 @@ import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useCallback, useMemo, useState } from "react";
 import { ErrorNotice } from "~/components/error-notice";
+import { TimeAgo } from "~/components/time-ago";
 import { usePageKeys } from "~/components/use-page-keys";
 import { PoolAdminBar } from "~/features/pool-admin/pool-admin-bar";
 import { useHasScope } from "~/features/session/session-context";
@@ -102,6 +103,13 @@ export function PoolView({ poolId }: { poolId: string }) {
         <PoolAdminBar poolId={p.id} poolName={p.name} />
         <span className="muted" data-testid="pool-live" data-state={live}>
           {live === "live" ? "● live" : live === "offline" ? "○ reconnecting" : "○ connecting"}
+          {pool.dataUpdatedAt > 0 && (
+            <>
+              {" "}
+              · updated{" "}
+              <TimeAgo iso={new Date(Math.max(pool.dataUpdatedAt, traffic.dataUpdatedAt)).toISOString()} />
+            </>
+          )}
         </span>
       </div>
       <section className="panel">
