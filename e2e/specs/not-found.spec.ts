@@ -21,3 +21,18 @@ test("an unknown pool says it does not exist at once, in plain words, with a way
   await notice.getByTestId("error-back").click();
   await expect(page).toHaveURL(/\/$/);
 });
+
+test("an unknown address shows the app header and runs no blocked script", async ({ page }) => {
+  await signIn(page);
+  const errors: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(m.text());
+  });
+  const res = await page.goto("/no/such/page");
+  expect(res?.status()).toBe(404);
+  await expect(page.getByTestId("not-found")).toBeVisible();
+  await expect(page.getByRole("navigation", { name: "Main" })).toBeVisible();
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Directors" }).click();
+  await expect(page).toHaveURL(/\/directors$/);
+  expect(errors.filter((e) => /Content Security Policy|Refused to/i.test(e))).toEqual([]);
+});

@@ -17,3 +17,13 @@ export const requireUser = cache(async (): Promise<Me> => {
   if (!me) redirect("/sign-in");
   return me;
 });
+
+/** The signed-in user for this request, or null (pages that also serve visitors: the 404). */
+export const currentUser = cache(async (): Promise<Me | null> => {
+  try {
+    return await (await serverCaller()).auth.me();
+  } catch (e) {
+    if (e instanceof TRPCError && e.code === "UNAUTHORIZED") return null;
+    throw e;
+  }
+});
