@@ -36,3 +36,18 @@ test("an unknown address shows the app header and runs no blocked script", async
   await expect(page).toHaveURL(/\/directors$/);
   expect(errors.filter((e) => /Content Security Policy|Refused to/i.test(e))).toEqual([]);
 });
+
+test("the sign-in page has its icon before anyone signs in", async ({ browser, baseURL }) => {
+  const context = await browser.newContext({ baseURL });
+  try {
+    const page = await context.newPage();
+    await page.goto("/sign-in");
+    const href = await page.locator('link[rel="icon"]').first().getAttribute("href");
+    expect(href).toBeTruthy();
+    const icon = await page.request.get(href!, { maxRedirects: 0 });
+    expect(icon.status()).toBe(200);
+    expect(icon.headers()["content-type"]).toContain("image/svg+xml");
+  } finally {
+    await context.close();
+  }
+});

@@ -49,7 +49,8 @@ export function proxy(request: NextRequest): NextResponse {
 export const config = {
   matcher: [
     {
-      source: "/((?!api/|_next/static|_next/image|favicon.ico).*)",
+      // The icon is public: the sign-in page shows it before anyone has a session.
+      source: "/((?!api/|_next/static|_next/image|favicon.ico|icon.svg).*)",
       // Prefetches reuse the page's policy; skip them so the nonce stays per document.
       missing: [
         { type: "header", key: "next-router-prefetch" },
