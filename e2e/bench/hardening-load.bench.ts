@@ -47,16 +47,10 @@ import {
   type DataPlaneState,
   type Observation,
 } from "../../packages/contracts/src/index";
-import { migrateAndSeed, startTempCluster, type TempCluster } from "../../packages/devstack/src/index";
-import { freePort, REPO_ROOT } from "../../packages/devstack/src/postgres-cluster";
+import { startBenchStack, type BenchStack } from "./bench-stack";
 import { backoffMs } from "../../apps/agent/src/console/backoff";
 import { BATCH_MAX_BYTES, boundedBatch, jsonBytes } from "../../apps/agent/src/console/batch-size";
-import { ADMIN_EMAIL, CONSOLE_DIR, ensureConsoleBuild, refuseRemoteDatabase } from "../support/stack";
-import { spawn, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { ADMIN_EMAIL, CONSOLE_DIR } from "../support/stack";
 import pg from "pg";
 
 const knob = (name: string, dflt: number) => Number(process.env[`TIDE_BENCH_HARDENING_${name}`] ?? dflt);
@@ -71,96 +65,6 @@ const RETENTION_MIN = 60; // TIDE_OBSERVATION_RETENTION_MINUTES default: older s
 const REQUEST_TIMEOUT_MS = 10_000; // as console-link.ts
 const READ_PATHS = ["/api/v1/pools", "/api/v1/fleet", "/api/health"];
 const BENCH_CONSOLE_DIR = process.env.TIDE_BENCH_CONSOLE_DIR ?? CONSOLE_DIR;
-
-// ---------------------------------------------------------------------------------------------------
-// Stack: as ingest.bench.ts (keeps the database URL: phase B counts stored samples).
-
-interface BenchStack {
-  baseURL: string;
-  dbUrl: string;
-  password: string;
-  log(): string;
-  stop(): Promise<void>;
-}
-
-async function startBenchStack(): Promise<BenchStack> {
-  refuseRemoteDatabase();
-  if (BENCH_CONSOLE_DIR === CONSOLE_DIR) ensureConsoleBuild(console.log);
-  let cluster: TempCluster | undefined;
-  let server: ChildProcess | undefined;
-  let dataDir: string | undefined;
-  const stop = async () => {
-    const s = server;
-    server = undefined;
-    if (s?.pid && s.exitCode === null && s.signalCode === null) {
-      const exited = new Promise<void>((r) => s.once("exit", () => r()));
-      const kill = (sig: NodeJS.Signals) => {
-        try {
-          process.kill(-s.pid!, sig);
-        } catch {
-          // gone
-        }
-      };
-      kill("SIGTERM");
-      const t = new Promise<"t">((r) => setTimeout(() => r("t"), 5000).unref());
-      if ((await Promise.race([exited, t])) === "t") kill("SIGKILL");
-    }
-    const c = cluster;
-    cluster = undefined;
-    await c?.stop();
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
-  };
-  try {
-    cluster = await startTempCluster();
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tide-bench-hardening-"));
-    const password = `bench-${randomBytes(12).toString("hex")}`;
-    await migrateAndSeed(cluster.url, {
-      dataDir,
-      env: { TIDE_ADMIN_EMAIL: ADMIN_EMAIL, TIDE_ADMIN_PASSWORD: password, TIDE_SEED_DEMO: "1" },
-      quiet: true,
-    });
-    const port = await freePort();
-    const baseURL = `http://127.0.0.1:${port}`;
-    let output = "";
-    server = spawn(
-      path.join(REPO_ROOT, "node_modules/.bin/next"),
-      ["start", "-p", String(port), "-H", "127.0.0.1"],
-      {
-        cwd: BENCH_CONSOLE_DIR,
-        env: {
-          ...process.env,
-          NODE_ENV: "production",
-          PORT: String(port),
-          DATABASE_URL: cluster.url,
-          NEXT_TELEMETRY_DISABLED: "1",
-        },
-        detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    const keep = (d: Buffer) => {
-      output = (output + d.toString()).slice(-64_000);
-    };
-    server.stdout?.on("data", keep);
-    server.stderr?.on("data", keep);
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      if (server.exitCode !== null || server.signalCode !== null)
-        throw new Error(`bench: the console exited:\n${output}`);
-      const ok = await fetch(`${baseURL}/api/health`, { signal: AbortSignal.timeout(2000) })
-        .then((r) => r.status === 200)
-        .catch(() => false);
-      if (ok) break;
-      if (Date.now() > deadline) throw new Error(`bench: console not healthy within 60 s:\n${output}`);
-      await sleep(250);
-    }
-    console.log(`bench: console ${baseURL} (pid ${server.pid}), database on port ${cluster.port}`);
-    return { baseURL, dbUrl: cluster.url, password, log: () => output, stop };
-  } catch (e) {
-    await stop();
-    throw e;
-  }
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Helpers
@@ -713,7 +617,11 @@ async function main() {
   if (MINUTES * 60 >= RETENTION_MIN * 60 - 60) {
     throw new Error(`bench: TIDE_BENCH_HARDENING_MINUTES must be under the ${RETENTION_MIN} min retention`);
   }
-  const stack = await startBenchStack();
+  const stack = await startBenchStack({
+    name: "hardening",
+    consoleDir: BENCH_CONSOLE_DIR,
+    seedEnv: { TIDE_SEED_DEMO: "1" },
+  });
   const client = new pg.Client({ connectionString: stack.dbUrl });
   try {
     await client.connect();

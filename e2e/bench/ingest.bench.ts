@@ -33,14 +33,8 @@ import {
   type DataPlaneState,
   type Observation,
 } from "../../packages/contracts/src/index";
-import { migrateAndSeed, startTempCluster, type TempCluster } from "../../packages/devstack/src/index";
-import { freePort, REPO_ROOT } from "../../packages/devstack/src/postgres-cluster";
-import { ADMIN_EMAIL, CONSOLE_DIR, ensureConsoleBuild, refuseRemoteDatabase } from "../support/stack";
-import { spawn, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { startBenchStack } from "./bench-stack";
+import { ADMIN_EMAIL, CONSOLE_DIR } from "../support/stack";
 import pg from "pg";
 
 const AGENTS = Number(process.env.TIDE_BENCH_INGEST_AGENTS ?? 200);
@@ -50,100 +44,6 @@ const RETENTION_MIN = 60; // TIDE_OBSERVATION_RETENTION_MINUTES default
 const REQUEST_TIMEOUT_MS = 10_000; // as console-link.ts
 const LAG_POLL_MS = 2_000;
 const BENCH_CONSOLE_DIR = process.env.TIDE_BENCH_CONSOLE_DIR ?? CONSOLE_DIR;
-
-// ---------------------------------------------------------------------------------------------------
-// Stack: like support/stack.ts, but keeps the database URL (the bench measures the database).
-
-interface IngestStack {
-  baseURL: string;
-  dbUrl: string;
-  password: string;
-  /** The console's last output (stdout + stderr, up to 64 kB). */
-  log(): string;
-  stop(): Promise<void>;
-}
-
-async function startIngestStack(): Promise<IngestStack> {
-  refuseRemoteDatabase();
-  if (BENCH_CONSOLE_DIR === CONSOLE_DIR) ensureConsoleBuild(console.log);
-  let cluster: TempCluster | undefined;
-  let server: ChildProcess | undefined;
-  let dataDir: string | undefined;
-  const stop = async () => {
-    const s = server;
-    server = undefined;
-    if (s?.pid && s.exitCode === null && s.signalCode === null) {
-      const exited = new Promise<void>((r) => s.once("exit", () => r()));
-      try {
-        process.kill(-s.pid, "SIGTERM");
-      } catch {
-        // gone
-      }
-      const t = new Promise<"t">((r) => setTimeout(() => r("t"), 5000).unref());
-      if ((await Promise.race([exited, t])) === "t") {
-        try {
-          process.kill(-s.pid, "SIGKILL");
-        } catch {
-          // gone
-        }
-      }
-    }
-    const c = cluster;
-    cluster = undefined;
-    await c?.stop();
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
-  };
-  try {
-    cluster = await startTempCluster();
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tide-bench-ingest-"));
-    const password = `bench-${randomBytes(12).toString("hex")}`;
-    await migrateAndSeed(cluster.url, {
-      dataDir,
-      env: { TIDE_ADMIN_EMAIL: ADMIN_EMAIL, TIDE_ADMIN_PASSWORD: password },
-      quiet: true,
-    });
-    const port = await freePort();
-    const baseURL = `http://127.0.0.1:${port}`;
-    let output = "";
-    server = spawn(
-      path.join(REPO_ROOT, "node_modules/.bin/next"),
-      ["start", "-p", String(port), "-H", "127.0.0.1"],
-      {
-        cwd: BENCH_CONSOLE_DIR,
-        env: {
-          ...process.env,
-          NODE_ENV: "production",
-          PORT: String(port),
-          DATABASE_URL: cluster.url,
-          NEXT_TELEMETRY_DISABLED: "1",
-        },
-        detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    const keep = (d: Buffer) => {
-      output = (output + d.toString()).slice(-64_000);
-    };
-    server.stdout?.on("data", keep);
-    server.stderr?.on("data", keep);
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      if (server.exitCode !== null || server.signalCode !== null)
-        throw new Error(`bench: the console exited:\n${output}`);
-      const ok = await fetch(`${baseURL}/api/health`, { signal: AbortSignal.timeout(2000) })
-        .then((r) => r.status === 200)
-        .catch(() => false);
-      if (ok) break;
-      if (Date.now() > deadline) throw new Error(`bench: console not healthy within 60 s:\n${output}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    console.log(`bench: console ${baseURL} (pid ${server.pid}), database on port ${cluster.port}`);
-    return { baseURL, dbUrl: cluster.url, password, log: () => output, stop };
-  } catch (e) {
-    await stop();
-    throw e;
-  }
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Observation generator: 3 namespaces, 2 CPUs, a few listeners, probe results; absolute counters
@@ -463,7 +363,7 @@ async function main() {
     console.log("bench: ingest skipped (TIDE_BENCH_INGEST_SKIP=1)");
     return;
   }
-  const stack = await startIngestStack();
+  const stack = await startBenchStack({ name: "ingest", consoleDir: BENCH_CONSOLE_DIR });
   const client = new pg.Client({ connectionString: stack.dbUrl });
   try {
     await client.connect();

@@ -1,0 +1,111 @@
+/**
+ * The stack the console benches run against: a throwaway PostgreSQL cluster, migrated and seeded,
+ * and the console's production build via `next start` (like e2e/support/stack.ts, but it keeps the
+ * database URL: benches count what was stored). Used by ingest.bench.ts and hardening-load.bench.ts.
+ */
+import { migrateAndSeed, startTempCluster, type TempCluster } from "../../packages/devstack/src/index";
+import { freePort, REPO_ROOT } from "../../packages/devstack/src/postgres-cluster";
+import { ADMIN_EMAIL, CONSOLE_DIR, ensureConsoleBuild, refuseRemoteDatabase } from "../support/stack";
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+export interface BenchStack {
+  baseURL: string;
+  dbUrl: string;
+  password: string;
+  /** The console's last output (stdout + stderr, up to 64 kB). */
+  log(): string;
+  stop(): Promise<void>;
+}
+
+export interface BenchStackOptions {
+  /** Names the temp data directory (tide-bench-<name>-…) and the log lines. */
+  name: string;
+  /** A built copy of apps/console to run instead (TIDE_BENCH_CONSOLE_DIR); default apps/console. */
+  consoleDir?: string;
+  /** Extra seed environment (e.g. TIDE_SEED_DEMO). */
+  seedEnv?: Record<string, string>;
+}
+
+export async function startBenchStack(o: BenchStackOptions): Promise<BenchStack> {
+  refuseRemoteDatabase();
+  const consoleDir = o.consoleDir ?? CONSOLE_DIR;
+  if (consoleDir === CONSOLE_DIR) ensureConsoleBuild(console.log);
+  let cluster: TempCluster | undefined;
+  let server: ChildProcess | undefined;
+  let dataDir: string | undefined;
+  const stop = async () => {
+    const s = server;
+    server = undefined;
+    if (s?.pid && s.exitCode === null && s.signalCode === null) {
+      const exited = new Promise<void>((r) => s.once("exit", () => r()));
+      const kill = (sig: NodeJS.Signals) => {
+        try {
+          process.kill(-s.pid!, sig);
+        } catch {
+          // gone
+        }
+      };
+      kill("SIGTERM");
+      const t = new Promise<"t">((r) => setTimeout(() => r("t"), 5000).unref());
+      if ((await Promise.race([exited, t])) === "t") kill("SIGKILL");
+    }
+    const c = cluster;
+    cluster = undefined;
+    await c?.stop();
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    cluster = await startTempCluster();
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `tide-bench-${o.name}-`));
+    const password = `bench-${randomBytes(12).toString("hex")}`;
+    await migrateAndSeed(cluster.url, {
+      dataDir,
+      env: { TIDE_ADMIN_EMAIL: ADMIN_EMAIL, TIDE_ADMIN_PASSWORD: password, ...o.seedEnv },
+      quiet: true,
+    });
+    const port = await freePort();
+    const baseURL = `http://127.0.0.1:${port}`;
+    let output = "";
+    server = spawn(
+      path.join(REPO_ROOT, "node_modules/.bin/next"),
+      ["start", "-p", String(port), "-H", "127.0.0.1"],
+      {
+        cwd: consoleDir,
+        env: {
+          ...process.env,
+          NODE_ENV: "production",
+          PORT: String(port),
+          DATABASE_URL: cluster.url,
+          NEXT_TELEMETRY_DISABLED: "1",
+        },
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    const keep = (d: Buffer) => {
+      output = (output + d.toString()).slice(-64_000);
+    };
+    server.stdout?.on("data", keep);
+    server.stderr?.on("data", keep);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (server.exitCode !== null || server.signalCode !== null)
+        throw new Error(`bench: the console exited:\n${output}`);
+      const ok = await fetch(`${baseURL}/api/health`, { signal: AbortSignal.timeout(2000) })
+        .then((r) => r.status === 200)
+        .catch(() => false);
+      if (ok) break;
+      if (Date.now() > deadline) throw new Error(`bench: console not healthy within 60 s:\n${output}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    console.log(`bench: console ${baseURL} (pid ${server.pid}), database on port ${cluster.port}`);
+    return { baseURL, dbUrl: cluster.url, password, log: () => output, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
