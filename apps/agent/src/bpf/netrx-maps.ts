@@ -1,6 +1,6 @@
-import { statSync } from "node:fs";
 import { constants } from "node:os";
-import type { BpfMapRef, NodeBpf } from "./node-bpf";
+import type { NodeBpf } from "./node-bpf";
+import { PinnedPerCpuArray } from "./pinned-map";
 import { perCpuStride } from "./redirect-stats-map";
 
 /**
@@ -78,30 +78,28 @@ export function decodeNetRx(stats: Uint8Array, peak: Uint8Array, cpus: number): 
 }
 
 const { ENOENT } = constants.errno;
-const errnoText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /**
- * One pinned single-entry PERCPU_ARRAY, kept open between reads and reopened when the pin is
- * replaced (a restarted tide-probes pins new maps: new inode). Its buffer holds every possible
- * CPU's slot: the addon does not size it (see redirect-stats-map.ts).
+ * One pinned single-entry PERCPU_ARRAY (pinned-map.ts). Its buffer holds every possible CPU's slot:
+ * the addon does not size it (see redirect-stats-map.ts).
  */
 class PinnedPerCpuEntry {
-  private ref: BpfMapRef | null = null;
-  private inode = 0;
+  private readonly map: PinnedPerCpuArray;
   readonly value: Uint8Array;
   private readonly key = new Uint8Array(4); // key 0
 
   constructor(
     private readonly bpf: NodeBpf,
     readonly pinPath: string,
-    private readonly valueSize: number,
+    valueSize: number,
     cpus: number,
   ) {
+    this.map = new PinnedPerCpuArray(bpf, pinPath, { valueSize, maxEntries: 1, what: "the expected map" });
     this.value = new Uint8Array(perCpuStride(valueSize) * cpus);
   }
 
   read(): Uint8Array {
-    const ref = this.open();
+    const { ref } = this.map.open();
     const status = this.bpf.native.mapLookupElem(ref.fd, this.key, this.value, 0);
     if (status !== 0)
       throw new Error(
@@ -110,43 +108,8 @@ class PinnedPerCpuEntry {
     return this.value;
   }
 
-  private open(): BpfMapRef {
-    let ino: number;
-    try {
-      ino = statSync(this.pinPath).ino;
-    } catch (err) {
-      this.close();
-      throw new Error(`no pinned map: ${errnoText(err)}`);
-    }
-    if (this.ref !== null && ino === this.inode) return this.ref;
-    this.close();
-    let ref: BpfMapRef;
-    try {
-      ref = this.bpf.createMapRef(this.bpf.objGet(this.pinPath), { transfer: true });
-    } catch (err) {
-      throw new Error(`bpf_obj_get ${this.pinPath}: ${errnoText(err)}`);
-    }
-    if (
-      ref.type !== this.bpf.MapType.PERCPU_ARRAY ||
-      ref.keySize !== 4 ||
-      ref.valueSize !== this.valueSize ||
-      ref.maxEntries !== 1
-    ) {
-      ref.close();
-      throw new Error(
-        `${this.pinPath} is not the expected map (type ${ref.type}, key ${ref.keySize} B, value ` +
-          `${ref.valueSize} B, ${ref.maxEntries} entries; want PERCPU_ARRAY, 4 B, ${this.valueSize} B, 1)`,
-      );
-    }
-    this.ref = ref;
-    this.inode = ino;
-    return ref;
-  }
-
   close(): void {
-    this.ref?.close();
-    this.ref = null;
-    this.inode = 0;
+    this.map.close();
   }
 }
 

@@ -1,7 +1,7 @@
-import { statSync } from "node:fs";
 import { constants } from "node:os";
 import { RedirectCounters } from "@tide/contracts";
 import type { BpfMapRef, NodeBpf } from "./node-bpf";
+import { PinnedPerCpuArray } from "./pinned-map";
 
 /** The pinned stats map's file name inside tide-redirect's --pin-dir (REDIRECT_PIN_STATS). */
 export const REDIRECT_STATS_PIN_NAME = "tide_redirect_stats";
@@ -36,16 +36,12 @@ export function sumPerCpu(values: Uint8Array, entries: number, cpus: number, str
 
 const { ENOENT } = constants.errno;
 
-const errnoText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
-
 /**
  * tide-redirect's pinned stats map (BPF_MAP_TYPE_PERCPU_ARRAY of u64, one entry per counter),
- * read through the npm `bpf` module. The fd stays open between reads and is reopened when the pin
- * is replaced (a restarted tide-redirect pins a new map: new inode).
+ * read through the npm `bpf` module (kept open and reopened with the pin: pinned-map.ts).
  */
 export class RedirectStatsMap {
-  private ref: BpfMapRef | null = null;
-  private inode = 0;
+  private readonly map: PinnedPerCpuArray;
   private values = new Uint8Array(0);
   private keys = new Uint8Array(0);
   private readonly cursor = new Uint8Array(4);
@@ -55,7 +51,13 @@ export class RedirectStatsMap {
     readonly pinPath: string,
     /** Slots per per-CPU value: the possible CPUs (see possible-cpus.ts). */
     private readonly cpus: number,
-  ) {}
+  ) {
+    this.map = new PinnedPerCpuArray(bpf, pinPath, {
+      valueSize: 8,
+      maxEntries: REDIRECT_COUNTER_NAMES.length,
+      what: "tide-redirect's stats map",
+    });
+  }
 
   /** The counters, summed over CPUs; throws with the reason when the map cannot be read. */
   read(): RedirectCounters {
@@ -96,46 +98,18 @@ export class RedirectStatsMap {
     }
   }
 
+  /** The open map; buffers sized for it when it was (re)opened. */
   private open(): BpfMapRef {
-    let ino: number;
-    try {
-      ino = statSync(this.pinPath).ino;
-    } catch (err) {
-      this.close();
-      throw new Error(`no pinned map: ${errnoText(err)}`);
-    }
-    if (this.ref !== null && ino === this.inode) return this.ref;
-    this.close();
-    let ref: BpfMapRef;
-    try {
-      ref = this.bpf.createMapRef(this.bpf.objGet(this.pinPath), { transfer: true });
-    } catch (err) {
-      throw new Error(`bpf_obj_get ${this.pinPath}: ${errnoText(err)}`);
-    }
-    const want = this.bpf.MapType.PERCPU_ARRAY;
-    if (
-      ref.type !== want ||
-      ref.keySize !== 4 ||
-      ref.valueSize !== 8 ||
-      ref.maxEntries !== REDIRECT_COUNTER_NAMES.length
-    ) {
-      ref.close();
-      throw new Error(
-        `${this.pinPath} is not tide-redirect's stats map (type ${ref.type}, key ${ref.keySize} B, ` +
-          `value ${ref.valueSize} B, ${ref.maxEntries} entries; want PERCPU_ARRAY, 4 B, 8 B, ${REDIRECT_COUNTER_NAMES.length})`,
-      );
-    }
+    const { ref, reopened } = this.map.open();
     // Sized for the kernel's per-CPU copy-out: it writes every possible CPU's slot, no checks in the addon.
-    this.values = new Uint8Array(ref.maxEntries * perCpuStride(ref.valueSize) * this.cpus);
-    this.keys = new Uint8Array(ref.maxEntries * 4);
-    this.ref = ref;
-    this.inode = ino;
+    if (reopened) {
+      this.values = new Uint8Array(ref.maxEntries * perCpuStride(ref.valueSize) * this.cpus);
+      this.keys = new Uint8Array(ref.maxEntries * 4);
+    }
     return ref;
   }
 
   close(): void {
-    this.ref?.close();
-    this.ref = null;
-    this.inode = 0;
+    this.map.close();
   }
 }
