@@ -1,4 +1,5 @@
-import { getDb, hostLiveUpdate, listenForHostSamples, resolveActor, tideErrorResponse } from "@tide/api";
+import { getDb, hostLiveUpdate, listenForHostSamples, tideErrorResponse } from "@tide/api";
+import { eventStreamResponse, HEARTBEAT_MS, refuseUnlessReader } from "../../event-stream";
 
 /**
  * GET /api/live/hosts/{hostId}: Server-Sent Events for the host page. Authenticated like every page
@@ -12,17 +13,11 @@ import { getDb, hostLiveUpdate, listenForHostSamples, resolveActor, tideErrorRes
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
-/** Seconds between heartbeats; well under the idle timeouts of common proxies (60 s). */
-const HEARTBEAT_MS = 15_000;
-
 export async function GET(req: Request, { params }: { params: Promise<{ hostId: string }> }) {
   const { hostId } = await params;
   const db = getDb();
-  const actor = await resolveActor(db, req.headers);
-  if (!actor) return Response.json({ code: "unauthorized", message: "Sign in first." }, { status: 401 });
-  if (!actor.scopes.includes("read")) {
-    return Response.json({ code: "forbidden", message: "This needs the 'read' scope." }, { status: 403 });
-  }
+  const refused = await refuseUnlessReader(db, req);
+  if (refused) return refused;
   let first;
   try {
     first = await hostLiveUpdate(db, hostId, null);
@@ -102,12 +97,5 @@ export async function GET(req: Request, { params }: { params: Promise<{ hostId: 
       close();
     },
   });
-  return new Response(stream, {
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache, no-transform",
-      connection: "keep-alive",
-      "x-accel-buffering": "no",
-    },
-  });
+  return eventStreamResponse(stream);
 }

@@ -1,4 +1,5 @@
-import { getDb, listenForPool, resolveActor } from "@tide/api";
+import { getDb, listenForPool } from "@tide/api";
+import { eventStreamResponse, HEARTBEAT_MS, refuseUnlessReader } from "../../event-stream";
 
 /**
  * GET /api/live/pools/{poolId}: Server-Sent Events for the pool page. Authenticated like every page
@@ -10,7 +11,6 @@ import { getDb, listenForPool, resolveActor } from "@tide/api";
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
-const HEARTBEAT_MS = 15_000;
 /** Notifications closer than this are folded into one `changed` (a burst of health reports). */
 const CHANGED_MIN_GAP_MS = 250;
 /** Proxy hosts send a batch a second each: one `traffic` event a second at most. */
@@ -19,11 +19,8 @@ const TRAFFIC_MIN_GAP_MS = 1_000;
 export async function GET(req: Request, { params }: { params: Promise<{ poolId: string }> }) {
   const { poolId } = await params;
   const db = getDb();
-  const actor = await resolveActor(db, req.headers);
-  if (!actor) return Response.json({ code: "unauthorized", message: "Sign in first." }, { status: 401 });
-  if (!actor.scopes.includes("read")) {
-    return Response.json({ code: "forbidden", message: "This needs the 'read' scope." }, { status: 403 });
-  }
+  const refused = await refuseUnlessReader(db, req);
+  if (refused) return refused;
   const pool = await db.pool.findUnique({ where: { id: poolId }, select: { id: true } });
   if (!pool)
     return Response.json({ code: "not_found", message: `Pool ${poolId} does not exist.` }, { status: 404 });
@@ -79,12 +76,5 @@ export async function GET(req: Request, { params }: { params: Promise<{ poolId: 
       close();
     },
   });
-  return new Response(stream, {
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache, no-transform",
-      connection: "keep-alive",
-      "x-accel-buffering": "no",
-    },
-  });
+  return eventStreamResponse(stream);
 }
