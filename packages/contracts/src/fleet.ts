@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { DirectorId, PoolId, ProxyId, TableVersionId } from "./ids";
 import { PoolHealthCheck } from "./proxy-health";
+import { ProxyAction } from "./proxy-state-machine";
 
 export const ProxyState = z
   .enum(["active", "draining", "inactive", "filling"])
@@ -98,9 +99,47 @@ export const PoolSummary = z
   .describe("A pool (service) without its secrets");
 export type PoolSummary = z.infer<typeof PoolSummary>;
 
+export const ProxyActionOption = z
+  .object({
+    proxyId: ProxyId,
+    action: ProxyAction,
+    label: z.string().describe('The action\'s name in the console, e.g. "Drain", "Abort drain"'),
+    from: ProxyState,
+    to: ProxyState,
+    abort: z.boolean().describe("Undoes the change in progress"),
+    allowed: z.boolean().describe("The API would accept it now (the same check the action makes)"),
+    refusal: z
+      .object({
+        code: z.string().describe("The error code the action would answer with, e.g. conflict"),
+        message: z.string().describe("Why it is refused, in the API's words"),
+        blockingProxyId: ProxyId.nullable().describe("The proxy whose change in progress blocks it"),
+        blockingHostname: z.string().nullable().describe("That proxy's host name"),
+      })
+      .nullable()
+      .describe("Why not, when not allowed"),
+  })
+  .describe("An action a proxy's state offers, and whether the pool's invariants allow it now");
+export type ProxyActionOption = z.infer<typeof ProxyActionOption>;
+
+export const PoolChangeInProgress = z
+  .object({
+    proxyId: ProxyId,
+    hostname: z.string().describe("Host name of the proxy that is not active"),
+    state: ProxyState,
+    since: z.string().datetime().describe("When it entered that state (ISO 8601)"),
+  })
+  .describe("The pool's one proxy that is not active: other proxies wait until it is active again");
+export type PoolChangeInProgress = z.infer<typeof PoolChangeInProgress>;
+
 export const PoolDetail = PoolSummary.extend({
   proxies: z.array(Proxy).describe("The pool's proxies in slot order"),
   directors: z.array(Director).describe("Directors serving this pool"),
+  actions: z
+    .array(ProxyActionOption)
+    .describe("Per proxy, the actions its state offers and whether each is allowed now, or why not"),
+  changeInProgress: PoolChangeInProgress.nullable().describe(
+    "The proxy that is not active (draining, inactive or filling), if any",
+  ),
 }).describe("A pool with its proxies and directors (never its secrets)");
 export type PoolDetail = z.infer<typeof PoolDetail>;
 

@@ -112,6 +112,14 @@ export const TransitionPreview = z.object({
   from: ProxyState,
   to: ProxyState.nullable(),
   diff: TableDiff.nullable(),
+  basedOnVersion: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      "The pool's current table version when the preview was computed (null: none yet); pass it as " +
+        "expectedVersion to refuse the action if the pool changed since",
+    ),
 });
 
 export const TransitionResult = z.object({ proxy: Proxy, tableVersion: TableVersionSummary });

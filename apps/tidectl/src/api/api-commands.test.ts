@@ -336,6 +336,22 @@ describe("tidectl proxy and director", () => {
     expect(out).toBe("proxy-2 10.0.0.2 (prx_bbbb2222): draining, healthy; table version v9 written\n");
   });
 
+  it("aborts a drain by host name: POST /proxies/{id}/abort", async () => {
+    routes["POST /proxies/prx_bbbb2222/abort"] = () => ({
+      body: {
+        proxy: { ...proxies[1], state: "active" },
+        tableVersion: { id: "tv_10", version: 10, reason: "r", cause: "" },
+      },
+    });
+    expect(await run("proxy", "abort", "proxy-2", "--reason", "wrong proxy")).toBe(0);
+    expect(seen.at(-1)).toMatchObject({
+      method: "POST",
+      url: "http://localhost:3000/api/v1/proxies/prx_bbbb2222/abort",
+      body: { reason: "wrong proxy" },
+    });
+    expect(out).toBe("proxy-2 10.0.0.2 (prx_bbbb2222): active, healthy; table version v10 written\n");
+  });
+
   it("uses an id as is, and refuses an address two proxies share", async () => {
     routes["POST /proxies/prx_aaaa1111/fill"] = () => ({
       status: 409,

@@ -202,7 +202,7 @@ describe("proxy drain/fill through tRPC against PostgreSQL", () => {
       toVersionId: filled.tableVersion.id,
     });
     expect(diff.diff.shares.find((s) => s.address === "10.50.0.9")!.after.primary).toBeGreaterThan(0);
-    await api.proxies.deactivate({ proxyId: added.id }); // abort fill
+    await api.proxies.abort({ proxyId: added.id }); // abort the fill
     const removed = await api.proxies.remove({ proxyId: added.id, reason: "wrong rack" });
     expect(removed.removed.id).toBe(added.id);
     expect(await db.proxy.count({ where: { poolId: pool.id } })).toBe(3);

@@ -17,6 +17,27 @@ import { adminProcedure, operateProcedure, readProcedure, router } from "../trpc
 import { proxiesListProcedure } from "./fleet.router";
 
 const Reason = safeText().max(500).optional().describe("Why (kept in the audit log and the table version)");
+const ExpectedVersion = z
+  .number()
+  .int()
+  .min(1)
+  .nullable()
+  .optional()
+  .describe(
+    "Refuse (conflict) unless the pool's current table version is this one (null: none yet): " +
+      "pass the preview's basedOnVersion so a change made since the preview is not applied blind",
+  );
+
+const actionSummaries: Record<ProxyAction, string> = {
+  drain: "Drain a proxy (active -> draining): new flows go to the others, established ones still reach it",
+  deactivate:
+    "Deactivate a draining proxy (draining -> inactive): out of the table, connections left are cut",
+  fill: "Fill an inactive proxy (inactive -> filling): it takes new flows, the old owner stays second",
+  activate: "Activate a filling proxy (filling -> active)",
+  abort:
+    "Abort the change in progress: a draining proxy goes back to active, a filling one to inactive " +
+    "(activate on a draining proxy and deactivate on a filling one still work and are recorded as abort)",
+};
 
 /** One REST endpoint per action (runbooks say what they do); all share the transition service. */
 function actionProcedure(action: ProxyAction) {
@@ -26,10 +47,10 @@ function actionProcedure(action: ProxyAction) {
         method: "POST",
         path: `/proxies/{proxyId}/${action}`,
         tags: ["proxies"],
-        summary: `${action[0]!.toUpperCase()}${action.slice(1)} a proxy`,
+        summary: actionSummaries[action],
       },
     })
-    .input(z.object({ proxyId: ProxyId, reason: Reason }))
+    .input(z.object({ proxyId: ProxyId, reason: Reason, expectedVersion: ExpectedVersion }))
     .output(TransitionResult)
     .mutation(({ ctx, input }) => transitionProxy(ctx.db, ctx.actor, { ...input, action }));
 }
@@ -57,13 +78,16 @@ export const proxiesRouter = router({
         summary: "Apply an action to a proxy",
       },
     })
-    .input(z.object({ proxyId: ProxyId, action: ProxyAction, reason: Reason }))
+    .input(
+      z.object({ proxyId: ProxyId, action: ProxyAction, reason: Reason, expectedVersion: ExpectedVersion }),
+    )
     .output(TransitionResult)
     .mutation(({ ctx, input }) => transitionProxy(ctx.db, ctx.actor, input)),
   drain: actionProcedure("drain"),
   deactivate: actionProcedure("deactivate"),
   fill: actionProcedure("fill"),
   activate: actionProcedure("activate"),
+  abort: actionProcedure("abort"),
   setHealth: operateProcedure
     .meta({
       openapi: {

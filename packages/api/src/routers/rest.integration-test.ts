@@ -56,7 +56,7 @@ describe("REST /api/v1 generated from the tRPC procedures", () => {
     const t = await tokens();
     const pool = await makePool(db, "web", 4);
     const p = pool.proxies[0]!;
-    for (const action of ["drain", "fill", "activate", "deactivate"]) {
+    for (const action of ["drain", "fill", "activate", "deactivate", "abort"]) {
       const refused = await rest("POST", `/proxies/${p.id}/${action}`, { token: t.read, body: {} });
       expect(refused.status, action).toBe(403);
       expect(String(refused.body?.message)).toMatch(/operate/);
@@ -162,6 +162,7 @@ describe("REST /api/v1 generated from the tRPC procedures", () => {
       "/proxies/{proxyId}/fill",
       "/proxies/{proxyId}/activate",
       "/proxies/{proxyId}/deactivate",
+      "/proxies/{proxyId}/abort",
       "/pools/{poolId}/tables",
       "/pools/{poolId}/tables/current",
       "/tables/{fromVersionId}/diff/{toVersionId}",

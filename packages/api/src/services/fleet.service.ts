@@ -17,6 +17,7 @@ import {
   type ProxyRow,
   type TableVersionSummaryRow,
 } from "@tide/db";
+import { changeInProgress, planProxyActions } from "./proxy-transition.plan";
 
 export function toProxy(p: ProxyRow): Proxy {
   return {
@@ -125,6 +126,9 @@ export async function getPool(db: Db, poolId: string): Promise<PoolDetail> {
       hostname: d.hostname,
       poolIds: d.pools.map((x) => x.id),
     })),
+    // The same checks the actions make, so the console disables what the API would refuse.
+    actions: planProxyActions(pool.proxies),
+    changeInProgress: changeInProgress(pool.proxies),
   };
 }
 

@@ -3,8 +3,11 @@ import {
   isEligible,
   TideError,
   transitionFor,
+  type PoolChangeInProgress,
   type ProxyAction,
+  type ProxyActionOption,
   type ProxyState,
+  type ProxyTransition,
 } from "@tide/contracts";
 
 export interface PlannedProxy {
@@ -15,7 +18,8 @@ export interface PlannedProxy {
 }
 
 export type Plan<P extends PlannedProxy> =
-  { ok: true; from: ProxyState; to: ProxyState; next: P[] } | { ok: false; error: TideError };
+  | { ok: true; transition: ProxyTransition; from: ProxyState; to: ProxyState; next: P[] }
+  | { ok: false; error: TideError };
 
 function describe(p: PlannedProxy): string {
   return `${p.id} (${p.hostname}, ${p.address})`;
@@ -42,7 +46,7 @@ export function checkPoolInvariants(
       "conflict",
       `Another proxy of this pool is ${blocking.state}: ${describe(blocking)}. ` +
         `A pool may have only one proxy that is not active; finish or abort that change first.`,
-      { blockingProxyId: blocking.id, blockingState: blocking.state },
+      { blockingProxyId: blocking.id, blockingHostname: blocking.hostname, blockingState: blocking.state },
     );
   }
   const eligibleBefore = before.filter((p) => isEligible(p.state)).length;
@@ -58,7 +62,10 @@ export function checkPoolInvariants(
   return null;
 }
 
-/** Plan one proxy action: the state machine plus the pool invariants. Pure. */
+/**
+ * Plan one proxy action: the state machine plus the pool invariants. Pure. An older spelling of
+ * an abort (activate on a draining proxy) plans as `abort`: `transition.action` is the name to record.
+ */
 export function planTransition<P extends PlannedProxy>(
   proxies: readonly P[],
   proxyId: string,
@@ -83,5 +90,47 @@ export function planTransition<P extends PlannedProxy>(
   const next = proxies.map((p) => (p.id === proxyId ? { ...p, state: t.to } : p));
   const violation = checkPoolInvariants(proxies, next, proxyId);
   if (violation) return { ok: false, error: violation };
-  return { ok: true, from: t.from, to: t.to, next };
+  return { ok: true, transition: t, from: t.from, to: t.to, next };
+}
+
+/**
+ * Every action each proxy's state offers, and whether the pool's invariants allow it now: the
+ * exact check the action itself makes (planTransition), so the console disables a button for the
+ * reason the API would refuse with. Pure.
+ */
+export function planProxyActions(proxies: readonly PlannedProxy[]): ProxyActionOption[] {
+  return proxies.flatMap((p) =>
+    allowedTransitions(p.state).map((t) => {
+      const plan = planTransition(proxies, p.id, t.action);
+      const details = plan.ok ? undefined : plan.error.details;
+      const blockingId = typeof details?.blockingProxyId === "string" ? details.blockingProxyId : null;
+      return {
+        proxyId: p.id,
+        action: t.action,
+        label: t.label,
+        from: t.from,
+        to: t.to,
+        abort: t.abort,
+        allowed: plan.ok,
+        refusal: plan.ok
+          ? null
+          : {
+              code: plan.error.code,
+              message: plan.error.message,
+              blockingProxyId: blockingId,
+              blockingHostname: proxies.find((b) => b.id === blockingId)?.hostname ?? null,
+            },
+      };
+    }),
+  );
+}
+
+/** The pool's proxy that is not active, if any (the invariants allow at most one). Pure. */
+export function changeInProgress(
+  proxies: readonly (PlannedProxy & { stateChangedAt: Date })[],
+): PoolChangeInProgress | null {
+  const p = proxies.find((x) => x.state !== "active");
+  return p
+    ? { proxyId: p.id, hostname: p.hostname, state: p.state, since: p.stateChangedAt.toISOString() }
+    : null;
 }

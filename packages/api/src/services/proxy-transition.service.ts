@@ -26,6 +26,7 @@ export interface TransitionPreview {
   from: ProxyState;
   to: ProxyState | null;
   diff: PoolTableDiff | null;
+  basedOnVersion: number | null;
 }
 
 async function proxyOrThrow(db: Db, proxyId: string) {
@@ -49,6 +50,8 @@ export async function previewTransition(
     orderBy: { slot: "asc" },
   });
   const plan = planTransition(proxies, proxy.id, input.action);
+  const current = await currentTableOf(db, proxy.poolId);
+  const basedOnVersion = current?.summary.version ?? null;
   if (!plan.ok) {
     return {
       allowed: false,
@@ -57,9 +60,9 @@ export async function previewTransition(
       from: proxy.state,
       to: null,
       diff: null,
+      basedOnVersion,
     };
   }
-  const current = await currentTableOf(db, proxy.poolId);
   const next = await buildPoolTable(db, proxy.poolId, plan.next);
   return {
     allowed: true,
@@ -68,22 +71,46 @@ export async function previewTransition(
     from: plan.from,
     to: plan.to,
     diff: current ? diffPoolTables(current, next) : null,
+    basedOnVersion,
   };
 }
 
 /**
  * Apply an action in one transaction: lock the pool row (so concurrent requests on the same pool
  * are serialised and the loser sees the winner's result), re-check the state machine and the
- * invariants, update the proxy, write a new immutable table version and an audit event.
+ * invariants (and, when given, that the pool is still at the version a preview was computed
+ * against), update the proxy, write a new immutable table version and an audit event. The audit
+ * action and the version's cause use the action's one name (`abort`, also for its older spellings).
  */
 export async function transitionProxy(
   db: Db,
   actor: Actor,
-  input: { proxyId: string; action: ProxyAction; reason?: string | undefined },
+  input: {
+    proxyId: string;
+    action: ProxyAction;
+    reason?: string | undefined;
+    expectedVersion?: number | null | undefined;
+  },
 ): Promise<{ proxy: Proxy; tableVersion: TableVersionSummary }> {
   const { poolId } = await proxyOrThrow(db, input.proxyId);
   return db.$transaction(async (tx) => {
     await lockPool(tx, poolId);
+    if (input.expectedVersion !== undefined) {
+      const current = await tx.tableVersion.findFirst({
+        where: { poolId },
+        orderBy: { version: "desc" },
+        select: { version: true },
+      });
+      const now = current?.version ?? null;
+      if (now !== input.expectedVersion)
+        throw new TideError(
+          "conflict",
+          `The pool changed since the preview: it was computed against ` +
+            `${input.expectedVersion === null ? "no table version" : `v${input.expectedVersion}`}, ` +
+            `the current version is ${now === null ? "none" : `v${now}`}. Preview again, then confirm.`,
+          { expectedVersion: input.expectedVersion, currentVersion: now },
+        );
+    }
     const proxies = await tx.proxy.findMany({
       where: { poolId },
       select: proxySelect,
@@ -92,6 +119,7 @@ export async function transitionProxy(
     const plan = planTransition(proxies, input.proxyId, input.action);
     if (!plan.ok) throw plan.error;
     const before = proxies.find((p) => p.id === input.proxyId)!;
+    const action = plan.transition.action;
     const updated = await tx.proxy.update({
       where: { id: input.proxyId },
       data: { state: plan.to, stateChangedAt: new Date() },
@@ -100,13 +128,13 @@ export async function transitionProxy(
     const version = await insertTableVersion(tx, {
       poolId,
       proxies: plan.next,
-      cause: `${input.action} ${updated.hostname}: ${plan.from} -> ${plan.to}`,
+      cause: `${action} ${updated.hostname}: ${plan.from} -> ${plan.to}`,
       reason: input.reason ?? "",
       actor: actorRef(actor),
     });
     await recordAudit(tx, {
       ...actorRef(actor),
-      action: `proxy.${input.action}`,
+      action: `proxy.${action}`,
       targetType: "proxy",
       targetId: updated.id,
       poolId,

@@ -9,6 +9,7 @@ export const actionKeys: Record<ProxyAction, string> = {
   deactivate: "x",
   fill: "f",
   activate: "a",
+  abort: "z",
 };
 
 /** One button per transition the proxy's state allows. Disabled without the operate scope. */

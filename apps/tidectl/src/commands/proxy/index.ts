@@ -1,8 +1,10 @@
-/** Proxies over the REST API: add, remove, and the four drain/fill state machine actions. */
+/** Proxies over the REST API: add, remove, and the five drain/fill state machine actions. */
 import { type Command, type CommandGroup } from "../../cli-io";
 import { apiCommand, stringOption } from "../../api/command";
 import { poolId, proxyId } from "../../api/resolve";
 import { type ProxyReply, type TableVersionReply } from "../../api/replies";
+
+type ProxyAction = "drain" | "deactivate" | "fill" | "activate" | "abort";
 
 const G = "proxy";
 
@@ -16,8 +18,11 @@ const reasonHelp = ["  --reason TEXT   why (audit log and table version)"];
 const withReason = (path: string, reason: string | undefined) =>
   reason === undefined ? path : `${path}?reason=${encodeURIComponent(reason)}`;
 
-/** drain (active -> draining), deactivate (-> inactive), fill (inactive -> filling), activate (-> active). */
-function action(name: "drain" | "deactivate" | "fill" | "activate", summary: string): Command {
+/**
+ * drain (active -> draining), deactivate (draining -> inactive), fill (inactive -> filling),
+ * activate (filling -> active), abort (draining -> active, filling -> inactive): the API's names.
+ */
+function action(name: ProxyAction, summary: string): Command {
   return apiCommand(G, {
     name,
     summary,
@@ -78,8 +83,9 @@ export const proxyGroup: CommandGroup = {
       },
     }),
     action("drain", "stop new flows to an active proxy (its flows finish on the second hop)"),
-    action("deactivate", "take a drained proxy out of the table"),
+    action("deactivate", "take a draining proxy out of the table (cuts the connections it still has)"),
     action("fill", "bring an inactive proxy back as filling (new flows, second hop kept)"),
     action("activate", "make a filling proxy active"),
+    action("abort", "abort the drain or fill in progress (draining -> active, filling -> inactive)"),
   ],
 };
