@@ -1,4 +1,7 @@
+import type { CSSProperties } from "react";
+import { deviations, formatDeviation, TABLE_ROWS } from "./share-deviation";
 import { shortHost } from "./short-host";
+import styles from "./share-chart.module.css";
 
 export interface ShareSeries {
   name: string;
@@ -8,118 +11,106 @@ export interface ShareSeries {
   look: "solid" | "faded";
 }
 
-const LABEL_W = 110;
-const VALUE_W = 92;
-const BAR_H = 7;
-const BAR_GAP = 2;
-const GROUP_GAP = 6;
-const LEGEND_H = 18;
-const WIDTH = 520;
-const TABLE_ROWS = 65_536;
+/** Bars never scale below ±2%: a near-perfect spread should look near-even, not dramatic. */
+const MIN_SCALE = 0.02;
 
-function percent(v: number): string {
-  return `${((v / TABLE_ROWS) * 100).toFixed(1)}%`;
-}
+const percent = (rows: number) => `${((rows / TABLE_ROWS) * 100).toFixed(1)}%`;
 
 /**
- * Horizontal bars: one group per proxy, one bar per series (primary/secondary, or before/after).
- * Bars scale to the largest value; the dashed line marks an even share of the first series among
- * the proxies that hold rows in it. Drawn at its natural size, shrunk only when space is short.
+ * Each proxy's rows as the deviation from an even share (the centre line): a bar to the right is
+ * more than its share, to the left less. One bar per series (primary/secondary, or before/after),
+ * each against the even share among the proxies holding rows in that series. Laid out in HTML so
+ * the labels keep their size at any width.
  */
 export function ShareChart({
   hostnames,
   colors,
+  backgrounds,
   series,
   title,
 }: {
   hostnames: readonly string[];
   colors: readonly string[];
+  /** CSS backgrounds per proxy (e.g. striped beyond 16 proxies); colors are used when absent. */
+  backgrounds?: readonly string[];
   series: readonly ShareSeries[];
   title: string;
 }) {
-  const max = Math.max(1, ...series.flatMap((s) => s.values));
-  const groupH = series.length * (BAR_H + BAR_GAP) - BAR_GAP;
-  const barsH = hostnames.length * (groupH + GROUP_GAP);
-  const height = barsH + LEGEND_H;
-  const barW = WIDTH - LABEL_W - VALUE_W;
-  const holders = series[0]?.values.filter((v) => v > 0).length ?? 0;
-  const fairX = holders > 0 ? LABEL_W + (TABLE_ROWS / holders / max) * barW : null;
-
+  const perSeries = series.map((s) => deviations(s.values));
+  const scale = Math.max(
+    MIN_SCALE,
+    ...perSeries.flatMap((d) => d.items.map((x) => Math.abs(x.deviation ?? 0))),
+  );
   return (
-    <svg
-      viewBox={`0 0 ${WIDTH} ${height}`}
-      width={WIDTH}
-      height={height}
-      style={{ maxWidth: "100%", height: "auto", display: "block" }}
-      role="img"
-      aria-label={title}
-      fontSize={10}
-      data-testid="share-chart"
-    >
-      <title>{title}</title>
-      {hostnames.map((hostname, i) => {
-        const y0 = i * (groupH + GROUP_GAP);
-        return (
-          <g key={hostname}>
-            <text x={LABEL_W - 6} y={y0 + groupH / 2 + 3.5} textAnchor="end" fill="var(--text-muted)">
-              {shortHost(hostname)}
-            </text>
-            {series.map((s, j) => {
-              const v = s.values[i] ?? 0;
-              const y = y0 + j * (BAR_H + BAR_GAP);
-              return (
-                <g key={s.name}>
-                  <rect
-                    x={LABEL_W}
-                    y={y}
-                    width={Math.max(v > 0 ? 1 : 0, (v / max) * barW)}
-                    height={BAR_H}
-                    fill={colors[i] ?? "var(--accent)"}
-                    opacity={s.look === "faded" ? 0.4 : 1}
-                  >
-                    <title>{`${hostname} ${s.name}: ${v} rows (${percent(v)})`}</title>
-                  </rect>
-                  <text
-                    x={WIDTH - VALUE_W + 6}
-                    y={y + BAR_H - 0.5}
-                    fontSize={8.5}
-                    fill="var(--text-muted)"
-                    fontFamily="var(--font-mono)"
-                  >
-                    {`${v.toString().padStart(5, "\u2007")} ${percent(v).padStart(5, "\u2007")}`}
-                  </text>
-                </g>
-              );
-            })}
-          </g>
-        );
-      })}
-      {fairX !== null && fairX <= LABEL_W + barW && (
-        <line x1={fairX} x2={fairX} y1={0} y2={barsH} stroke="var(--text-faint)" strokeDasharray="3 3">
-          <title>even share</title>
-        </line>
-      )}
-      <g transform={`translate(${LABEL_W}, ${barsH + 6})`} fill="var(--text-muted)">
-        {series.map((s, j) => (
-          <g key={s.name} transform={`translate(${j * 120}, 0)`}>
-            <rect width={10} height={BAR_H} fill="var(--text-muted)" opacity={s.look === "faded" ? 0.4 : 1} />
-            <text x={14} y={BAR_H}>
-              {s.name}
-            </text>
-          </g>
+    <figure className={styles.chart} data-testid="share-chart" aria-label={title}>
+      <figcaption className={styles.caption}>
+        {title}: deviation from an even share (centre line), scale ±{(scale * 100).toFixed(1)}%
+      </figcaption>
+      <div className={styles.rows} role="list">
+        {hostnames.map((hostname, i) => {
+          const swatch: CSSProperties = { background: backgrounds?.[i] ?? colors[i] ?? "var(--accent)" };
+          return (
+            <div
+              key={`${hostname}-${i}`}
+              className={styles.row}
+              role="listitem"
+              data-testid="share-chart-row"
+            >
+              <span className={styles.name} title={hostname}>
+                <span className={styles.swatch} style={swatch} aria-hidden="true" />
+                {shortHost(hostname)}
+              </span>
+              <span className={styles.bars}>
+                {series.map((s, j) => {
+                  const d = perSeries[j]!.items[i]!;
+                  const dev = d.deviation;
+                  const width = dev === null ? 0 : (Math.abs(dev) / scale) * 50;
+                  const bar: CSSProperties = {
+                    background: colors[i] ?? "var(--accent)",
+                    opacity: s.look === "faded" ? 0.45 : 1,
+                    width: `${width}%`,
+                    left: dev !== null && dev < 0 ? `${50 - width}%` : "50%",
+                  };
+                  return (
+                    <span
+                      key={s.name}
+                      className={styles.track}
+                      title={`${hostname} ${s.name}: ${d.rows.toLocaleString("en-US")} rows (${percent(d.rows)})${
+                        dev === null ? ", none" : `, ${formatDeviation(dev)} against an even share`
+                      }`}
+                    >
+                      {dev !== null && <span className={styles.bar} style={bar} />}
+                    </span>
+                  );
+                })}
+              </span>
+              <span className={styles.values}>
+                {series.map((s, j) => {
+                  const d = perSeries[j]!.items[i]!;
+                  return (
+                    <span key={s.name} className={s.look === "faded" ? styles.faded : undefined}>
+                      {d.deviation === null ? "no rows" : formatDeviation(d.deviation)}{" "}
+                      <span className={styles.rowsText}>{d.rows.toLocaleString("en-US")}</span>
+                    </span>
+                  );
+                })}
+              </span>
+            </div>
+          );
+        })}
+      </div>
+      <div className={styles.legend} aria-hidden="true">
+        {series.map((s) => (
+          <span key={s.name}>
+            <span className={styles.legendKey} style={{ opacity: s.look === "faded" ? 0.45 : 1 }} />
+            {s.name}
+          </span>
         ))}
-        <line
-          x1={series.length * 120}
-          x2={series.length * 120 + 10}
-          y1={4}
-          y2={4}
-          stroke="var(--text-faint)"
-          strokeDasharray="3 3"
-        />
-        <text x={series.length * 120 + 14} y={BAR_H}>
+        <span>
+          <span className={styles.legendEven} />
           even share
-        </text>
-      </g>
-    </svg>
+        </span>
+      </div>
+    </figure>
   );
 }
