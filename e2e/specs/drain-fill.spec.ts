@@ -94,19 +94,14 @@ test("drain a proxy, inspect version, diff and audit, then walk it back to activ
     await expect(entry).toHaveCount(1);
   });
 
-  await test.step("with one proxy draining, draining another is refused", async () => {
+  await test.step("with one proxy draining, draining another is refused before any click", async () => {
     await page.goto(`/pools/${poolId}`);
     await expect(proxyRow(page, hostname)).toHaveAttribute("data-state", "draining");
-    await proxyRow(page, other).getByTestId("action-drain").click();
-    const dialog = page.getByTestId("preview-dialog");
-    const refusal = dialog.getByTestId("preview-refusal");
-    await expect(refusal).toBeVisible();
-    await expect(refusal).toContainText("conflict");
-    await expect(refusal).toContainText("Another proxy of this pool is draining");
-    await expect(refusal).toContainText(hostname);
-    await expect(dialog.getByTestId("confirm-transition")).toBeDisabled();
-    await dialog.getByTestId("cancel-transition").click();
-    await expect(dialog).toBeHidden();
+    const drainOther = proxyRow(page, other).getByTestId("action-drain");
+    await expect(drainOther).toBeDisabled();
+    await expect(drainOther).toHaveAttribute("title", /Another proxy of this pool is draining/);
+    await expect(proxyRow(page, other).getByTestId("blocking-proxy")).toHaveText(hostname.split(".")[0]!);
+    await expect(page.getByTestId("change-banner")).toContainText(hostname);
     await expect(proxyRow(page, other)).toHaveAttribute("data-state", "active");
   });
 

@@ -69,8 +69,9 @@ async function actInBrowser(
   const dialog = page.getByTestId("preview-dialog");
   await before?.(dialog);
   await expect(dialog.getByTestId("preview-refusal")).toHaveCount(0);
-  await expect(dialog.getByTestId("confirm-transition")).toBeEnabled();
+  // Drain and deactivate need a reason before Confirm is enabled.
   await dialog.getByTestId("transition-reason").fill(`e2e fleet loop: ${action}`);
+  await expect(dialog.getByTestId("confirm-transition")).toBeEnabled();
   await dialog.getByTestId("confirm-transition").click();
   const result = dialog.getByTestId("transition-result");
   await expect(result).toBeVisible();
@@ -147,11 +148,11 @@ test("drain, deactivate, fill and activate a proxy in the browser: both director
     );
   });
 
-  await test.step("its streams end gracefully; set inactive, fill and activate with every other stream up", async () => {
+  await test.step("its streams end gracefully; deactivate, fill and activate with every other stream up", async () => {
     const closed = await driver!.close({ ids: onDrained });
     expect(summarizeConnections(closed).byState).toEqual({ closed: onDrained.length });
     expect(summarizeConnections(closed).errors).toEqual({});
-    // Its established count falls to zero live, and Set inactive says nothing is left to cut.
+    // Its established count falls to zero live, and Deactivate says nothing is left to cut.
     await expect(proxyRow(page, drainedHost).getByTestId("traffic-established")).toHaveAttribute(
       "data-value",
       "0",

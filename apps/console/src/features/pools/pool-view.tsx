@@ -1,6 +1,6 @@
 "use client";
 
-import { transitionFor, type Proxy, type ProxyAction, type ProxyState } from "@tide/contracts";
+import type { Proxy, ProxyAction, ProxyActionOption, ProxyState } from "@tide/contracts";
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useCallback, useMemo, useState } from "react";
@@ -11,6 +11,7 @@ import { PoolAdminBar } from "~/features/pool-admin/pool-admin-bar";
 import { useHasScope } from "~/features/session/session-context";
 import { ServedBy } from "~/features/sync/served-by";
 import { useTRPC } from "~/trpc/react";
+import { ChangeBanner } from "./change-banner";
 import { PoolFacts } from "./pool-facts";
 import { PoolHealthPanel } from "./pool-health-panel";
 import { ProxiesTable } from "./proxies-table";
@@ -41,16 +42,23 @@ export function PoolView({ poolId }: { poolId: string }) {
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const [pending, setPending] = useState<PendingAction | null>(null);
 
-  const proxies = pool.data?.proxies ?? [];
+  const proxies = useMemo(() => pool.data?.proxies ?? [], [pool.data]);
   const selected = proxies.find((p) => p.id === selectedId) ?? null;
+  // What the API would allow now, per proxy: buttons, keys and diagram edges all follow it.
+  const actionsById = useMemo(() => {
+    const byId = new Map<string, ProxyActionOption[]>();
+    for (const o of pool.data?.actions ?? []) byId.set(o.proxyId, [...(byId.get(o.proxyId) ?? []), o]);
+    return byId;
+  }, [pool.data]);
 
   const start = useCallback(
     (proxy: Proxy, action: ProxyAction) => {
-      if (!canOperate || !transitionFor(proxy.state, action)) return;
+      const option = actionsById.get(proxy.id)?.find((o) => o.action === action);
+      if (!canOperate || !option?.allowed) return;
       setSelectedId(proxy.id);
       setPending({ proxy, action });
     },
-    [canOperate],
+    [canOperate, actionsById],
   );
 
   const onKey = useCallback(
@@ -70,13 +78,13 @@ export function PoolView({ poolId }: { poolId: string }) {
         return true;
       }
       const action = (Object.keys(actionKeys) as ProxyAction[]).find((a) => actionKeys[a] === key);
-      if (action && selected && transitionFor(selected.state, action)) {
+      if (action && selected && actionsById.get(selected.id)?.some((o) => o.action === action && o.allowed)) {
         start(selected, action);
         return true;
       }
       return false;
     },
-    [proxies, selectedId, selected, start],
+    [proxies, selectedId, selected, start, actionsById],
   );
   usePageKeys(onKey, pending === null);
 
@@ -112,6 +120,18 @@ export function PoolView({ poolId }: { poolId: string }) {
           )}
         </span>
       </div>
+      {p.changeInProgress && (
+        <ChangeBanner
+          change={p.changeInProgress}
+          options={actionsById.get(p.changeInProgress.proxyId) ?? []}
+          canOperate={canOperate}
+          onSelect={setSelectedId}
+          onAction={(proxyId, action) => {
+            const proxy = p.proxies.find((x) => x.id === proxyId);
+            if (proxy) start(proxy, action);
+          }}
+        />
+      )}
       <section className="panel">
         <div className="body">
           <PoolFacts pool={p} />
@@ -127,6 +147,7 @@ export function PoolView({ poolId }: { poolId: string }) {
           <div className={styles.tableScroll}>
             <ProxiesTable
               proxies={p.proxies}
+              actions={actionsById}
               selectedId={selectedId}
               onSelect={setSelectedId}
               canOperate={canOperate}
@@ -135,8 +156,8 @@ export function PoolView({ poolId }: { poolId: string }) {
             />
           </div>
           <div className={styles.hint}>
-            j/k or ↑/↓ select · {actionKeys.drain} drain · {actionKeys.deactivate} set inactive / abort fill ·{" "}
-            {actionKeys.fill} fill · {actionKeys.activate} activate / abort drain
+            j/k or ↑/↓ select · {actionKeys.drain} drain · {actionKeys.deactivate} deactivate ·{" "}
+            {actionKeys.fill} fill · {actionKeys.activate} activate · {actionKeys.abort} abort drain or fill
           </div>
         </section>
         <section className="panel" aria-labelledby="sm-heading">
@@ -149,6 +170,7 @@ export function PoolView({ poolId }: { poolId: string }) {
               counts={counts}
               current={selected?.state ?? null}
               proxyLabel={selected?.hostname ?? null}
+              allowed={selected ? (actionsById.get(selected.id) ?? []) : []}
               onAction={selected && canOperate ? (action) => start(selected, action) : null}
             />
           </div>
@@ -161,6 +183,7 @@ export function PoolView({ poolId }: { poolId: string }) {
           poolId={p.id}
           proxy={pending.proxy}
           action={pending.action}
+          currentVersion={p.currentVersion?.version ?? null}
           onClose={() => setPending(null)}
         />
       )}

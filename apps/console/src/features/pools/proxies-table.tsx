@@ -1,20 +1,21 @@
 "use client";
 
-import type { Proxy, ProxyAction, ProxyTraffic } from "@tide/contracts";
+import type { Proxy, ProxyAction, ProxyActionOption, ProxyTraffic } from "@tide/contracts";
 import Link from "next/link";
 import { HealthDot } from "~/components/health-dot";
-import { backendColor } from "~/components/proxy-colors";
+import { backendBackground } from "~/components/proxy-colors";
 import { StateBadge } from "~/components/state-badge";
 import { TimeAgo } from "~/components/time-ago";
 import { ProxyActions } from "./proxy-actions";
 import styles from "./proxies-table.module.css";
 
 /**
- * The pool's proxies in slot order. Click a row (or use j/k, ↑/↓) to select it: the state machine
- * diagram then shows its state and allowed transitions.
+ * The pool's proxies in slot order. Click a row, use j/k, ↑/↓, or Tab onto one of its buttons to
+ * select it: the state machine diagram then shows its state and allowed transitions.
  */
 export function ProxiesTable({
   proxies,
+  actions,
   selectedId,
   onSelect,
   canOperate,
@@ -24,6 +25,8 @@ export function ProxiesTable({
   /** Live figures per proxy id (absent while loading). */
   traffic?: ReadonlyMap<string, ProxyTraffic>;
   proxies: Proxy[];
+  /** Per proxy id, the actions its state offers and whether the API allows each now. */
+  actions: ReadonlyMap<string, readonly ProxyActionOption[]>;
   selectedId: string | null;
   onSelect: (id: string) => void;
   canOperate: boolean;
@@ -52,7 +55,7 @@ export function ProxiesTable({
           </th>
           <th title="Open findings of the proxy's host">Findings</th>
           <th>Since</th>
-          <th>Actions</th>
+          <th className={styles.actionsColumn}>Actions</th>
         </tr>
       </thead>
       <tbody>
@@ -61,6 +64,7 @@ export function ProxiesTable({
           return (
             <tr
               key={p.id}
+              id={`proxy-${p.id}`}
               className={`${styles.row} ${selected ? styles.selected : ""}`}
               aria-selected={selected}
               data-testid="proxy-row"
@@ -69,12 +73,13 @@ export function ProxiesTable({
               data-hostname={p.hostname}
               data-state={p.state}
               onClick={() => onSelect(p.id)}
+              onFocus={() => onSelect(p.id)}
             >
               <td className={`num ${styles.slot}`}>{p.slot}</td>
               <td className="mono">
                 <span
                   className={styles.swatch}
-                  style={{ background: backendColor(p.slot) }}
+                  style={{ background: backendBackground(p.slot) }}
                   aria-hidden="true"
                 />
                 {p.address}
@@ -105,8 +110,14 @@ export function ProxiesTable({
               <td className="muted">
                 <TimeAgo iso={p.stateChangedAt} />
               </td>
-              <td>
-                <ProxyActions proxy={p} canOperate={canOperate} onAction={onAction} />
+              <td className={styles.actionsColumn}>
+                <ProxyActions
+                  proxy={p}
+                  options={actions.get(p.id) ?? []}
+                  canOperate={canOperate}
+                  onAction={onAction}
+                  onSelect={onSelect}
+                />
               </td>
             </tr>
           );

@@ -23,7 +23,7 @@ export function remainingText(t: ProxyTraffic | undefined): { text: string; drai
   return { text: `${t.established.toLocaleString("en-US")} established${trend}`, drained: false };
 }
 
-/** A draining proxy's remaining connections: what "Set inactive" would cut. */
+/** A draining proxy's remaining connections: what Deactivate would cut. */
 export function RemainingConnections({ traffic }: { traffic: ProxyTraffic | undefined }) {
   const r = remainingText(traffic);
   return (

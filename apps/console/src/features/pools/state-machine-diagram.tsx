@@ -1,6 +1,12 @@
 "use client";
 
-import { proxyTransitions, type ProxyAction, type ProxyState, type ProxyTransition } from "@tide/contracts";
+import {
+  proxyTransitions,
+  type ProxyAction,
+  type ProxyActionOption,
+  type ProxyState,
+  type ProxyTransition,
+} from "@tide/contracts";
 import { useId, type KeyboardEvent } from "react";
 import styles from "./state-machine-diagram.module.css";
 
@@ -35,25 +41,29 @@ const edgeGeometry: Record<
   "filling-active": { d: "M65,146 L65,68", lx: 58, ly: 107, anchor: "end" },
 };
 
+/** The action's one name, as on its button ("abort drain" for abort from draining). */
 function edgeLabel(t: ProxyTransition): string {
-  return t.abort ? t.label.toLowerCase() : t.action;
+  return t.label.toLowerCase();
 }
 
 /**
  * The proxy state machine: active -> draining -> inactive -> filling -> active, with the two aborts
  * (dashed). Each node counts the pool's proxies in that state. For the selected proxy, its state is
- * outlined and the transitions it may take are highlighted; they are clickable when the user may
- * operate.
+ * outlined and the transitions the API allows it now are highlighted; they are clickable when the
+ * user may operate. A transition its state offers but the pool refuses now says why in its tooltip.
  */
 export function StateMachineDiagram({
   counts,
   current,
+  allowed: options,
   onAction,
   proxyLabel,
 }: {
   counts: Record<ProxyState, number>;
   /** The selected proxy's state, if any. */
   current: ProxyState | null;
+  /** The selected proxy's actions as the API lists them (allowed now or why not). */
+  allowed: readonly ProxyActionOption[];
   /** Set when the user may operate: clicking an allowed edge starts that action. */
   onAction: ((action: ProxyAction) => void) | null;
   proxyLabel: string | null;
@@ -92,7 +102,8 @@ export function StateMachineDiagram({
         const key = `${t.from}-${t.to}`;
         const g = edgeGeometry[key];
         if (!g) return null;
-        const allowed = current === t.from;
+        const option = current === t.from ? options.find((o) => o.action === t.action) : undefined;
+        const allowed = option?.allowed === true;
         const clickable = allowed && onAction !== null;
         const start = () => onAction?.(t.action);
         const onKeyDown = (e: KeyboardEvent) => {
@@ -125,7 +136,9 @@ export function StateMachineDiagram({
                 }
               : {})}
           >
-            <title>{`${t.label}: ${t.from} → ${t.to}${t.abort ? " (abort)" : ""}`}</title>
+            <title>
+              {`${t.label}: ${t.from} → ${t.to}${option && !option.allowed ? ` (refused now: ${option.refusal?.message ?? ""})` : ""}`}
+            </title>
             {clickable && <path d={g.d} className={styles.hitArea} />}
             <path d={g.d} markerEnd={`url(#${allowed ? arrowAllowed : arrow})`} />
             <text x={g.lx} y={g.ly} textAnchor={g.anchor}>

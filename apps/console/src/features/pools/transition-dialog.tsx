@@ -1,32 +1,92 @@
 "use client";
 
-import { transitionFor, type Proxy, type ProxyAction } from "@tide/contracts";
+import { transitionFor, type Proxy, type ProxyAction, type TableDiff } from "@tide/contracts";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { ErrorNotice } from "~/components/error-notice";
 import { ModalDialog } from "~/components/modal-dialog";
+import { backendBackground, backendColor } from "~/components/proxy-colors";
+import { ShareChart } from "~/components/share-chart";
 import { StateBadge } from "~/components/state-badge";
-import { TableDiffView } from "~/features/diff/table-diff-view";
+import { ChangedRows } from "~/features/diff/changed-rows";
 import { useHasScope } from "~/features/session/session-context";
 import { ServedBy } from "~/features/sync/served-by";
 import { useTRPC } from "~/trpc/react";
 import styles from "./transition-dialog.module.css";
+import { PreviewShares } from "./preview-shares";
+import { previewSummary, reasonRequired, staleReason } from "./preview-summary";
 import { RemainingConnections } from "./remaining-connections";
 import { TransitionResult } from "./transition-result";
 
+const ROWS = 65_536;
+
+function Figure({ value, label, testId }: { value: number; label: string; testId: string }) {
+  return (
+    <div className={styles.figure}>
+      <span className={styles.figureValue} data-testid={testId} data-value={value}>
+        {value.toLocaleString("en-US")}
+      </span>
+      <span className={styles.figureLabel}>
+        {label} · {((value / ROWS) * 100).toFixed(2)}%
+      </span>
+    </div>
+  );
+}
+
+/**
+ * The table change of one proxy action: rows whose primary changes (new flows move) and rows whose
+ * secondary alone changes (the second chance hop), which add up to the rows changed; the proxies
+ * whose rows change; their deviation from an even share; the first changed rows.
+ */
+function PreviewDiff({ diff }: { diff: TableDiff }) {
+  const secondaryOnly = diff.rowsChanged - diff.rowsPrimaryChanged;
+  const column = diff.rowsPrimaryChanged > 0 ? "primary" : "secondary";
+  return (
+    <section data-testid="table-diff" aria-label="Table diff">
+      <div className={styles.figures}>
+        <Figure value={diff.rowsPrimaryChanged} label="rows, primary changes" testId="rows-primary-changed" />
+        <Figure value={secondaryOnly} label="rows, only secondary changes" testId="rows-secondary-only" />
+        <span className="muted" data-testid="rows-changed" data-value={diff.rowsChanged}>
+          {diff.rowsChanged.toLocaleString("en-US")} rows change in all
+        </span>
+      </div>
+      <PreviewShares shares={diff.shares} />
+      {diff.rowsChanged > 0 && (
+        <ShareChart
+          title={`${column === "primary" ? "Primary" : "Secondary"} rows per proxy, before (faded) and after`}
+          hostnames={diff.shares.map((s) => s.hostname)}
+          colors={diff.shares.map((_, i) => backendColor(i))}
+          backgrounds={diff.shares.map((_, i) => backendBackground(i))}
+          series={[
+            { name: "before", values: diff.shares.map((s) => s.before[column]), look: "faded" },
+            { name: "after", values: diff.shares.map((s) => s.after[column]), look: "solid" },
+          ]}
+        />
+      )}
+      <ChangedRows diff={diff} />
+    </section>
+  );
+}
+
 /**
  * Preview, then confirm, one proxy action. The preview says whether the server would allow it
- * (and why not) and what the new table changes; Confirm applies it and reports the new version.
+ * (and why not), what happens in one line, and what the new table changes. Confirm is disabled
+ * while the preview is stale (the pool's table version moved on since), and sends the version it
+ * was computed against so the server refuses a stale confirm too. Drain and deactivate need a
+ * reason, kept in the audit event.
  */
 export function TransitionDialog({
   poolId,
   proxy,
   action,
+  currentVersion,
   onClose,
 }: {
   poolId: string;
   proxy: Proxy;
   action: ProxyAction;
+  /** The pool's current table version, kept live by the page (null: none yet). */
+  currentVersion: number | null;
   onClose: () => void;
 }) {
   const trpc = useTRPC();
@@ -34,6 +94,7 @@ export function TransitionDialog({
   const canOperate = useHasScope("operate");
   const [reason, setReason] = useState("");
   const transition = transitionFor(proxy.state, action);
+  const needsReason = reasonRequired(action);
 
   const preview = useQuery({
     ...trpc.proxies.preview.queryOptions({ proxyId: proxy.id, action }),
@@ -59,24 +120,34 @@ export function TransitionDialog({
 
   const title = `${transition?.label ?? action} ${proxy.hostname}`;
   const done = apply.data;
-  const allowed = preview.data?.allowed === true;
+  const data = preview.data;
+  const allowed = data?.allowed === true;
+  const stale =
+    data && !done && !preview.isFetching ? staleReason(data.basedOnVersion, currentVersion) : null;
+  const missingReason = needsReason && reason.trim() === "";
+  const blocked = !canOperate
+    ? "requires operate scope"
+    : !data || preview.isFetching
+      ? "the preview is not ready"
+      : !allowed
+        ? "not allowed: see above"
+        : stale
+          ? "the preview is stale: preview again"
+          : missingReason
+            ? "give a reason first"
+            : null;
 
   return (
     <ModalDialog title={title} onClose={onClose} testId="preview-dialog">
       <div className={styles.route}>
         <span className="mono">{proxy.address}</span>
         <span data-testid="preview-from">
-          <StateBadge state={preview.data?.from ?? proxy.state} />
+          <StateBadge state={data?.from ?? proxy.state} />
         </span>
         <span className={styles.arrow}>→</span>
         <span data-testid="preview-to">
-          {preview.data?.to ? (
-            <StateBadge state={preview.data.to} />
-          ) : (
-            transition && <StateBadge state={transition.to} />
-          )}
+          {data?.to ? <StateBadge state={data.to} /> : transition && <StateBadge state={transition.to} />}
         </span>
-        {transition?.abort && <span className="muted">(abort)</span>}
       </div>
       {proxy.state === "draining" && <RemainingConnections traffic={proxyTraffic} />}
 
@@ -92,19 +163,42 @@ export function TransitionDialog({
         </>
       ) : preview.error ? (
         <ErrorNotice error={preview.error} testId="preview-error" />
-      ) : !preview.data ? (
+      ) : !data ? (
         <p className="muted" aria-busy="true">
           Computing the new table…
         </p>
       ) : (
         <>
-          {preview.data.refusal && (
-            <div className={styles.refusal} role="alert" data-testid="preview-refusal">
-              <span className={styles.refusalCode}>{preview.data.refusal.code}</span>{" "}
-              {preview.data.refusal.message}
+          {stale && (
+            <div className={styles.stale} role="alert" data-testid="preview-stale">
+              <span>{stale} Confirm would apply a change you have not seen.</span>
+              <button
+                type="button"
+                className="small"
+                data-testid="preview-again"
+                onClick={() => void preview.refetch()}
+              >
+                Preview again
+              </button>
             </div>
           )}
-          {preview.data.diff && <TableDiffView diff={preview.data.diff} />}
+          {data.refusal && (
+            <div className={styles.refusal} role="alert" data-testid="preview-refusal">
+              <span className={styles.refusalCode}>{data.refusal.code}</span> {data.refusal.message}
+            </div>
+          )}
+          {data.diff && data.to && (
+            <p className={styles.summaryLine} data-testid="preview-summary">
+              {previewSummary({
+                hostname: proxy.hostname,
+                address: proxy.address,
+                from: data.from,
+                to: data.to,
+                diff: data.diff,
+              })}
+            </p>
+          )}
+          {data.diff && <PreviewDiff diff={data.diff} />}
         </>
       )}
 
@@ -112,11 +206,18 @@ export function TransitionDialog({
 
       {!done && (
         <label className={styles.reason}>
-          Reason (kept in the audit log and the table version)
+          <span>
+            Reason{" "}
+            <span className={styles.required}>
+              {needsReason ? "(required: kept in the audit log and the table version)" : "(optional)"}
+            </span>
+          </span>
           <input
             value={reason}
             onChange={(e) => setReason(e.target.value)}
             maxLength={500}
+            required={needsReason}
+            aria-required={needsReason}
             placeholder="e.g. kernel upgrade, ticket OPS-1234"
             data-testid="transition-reason"
             disabled={apply.isPending}
@@ -137,10 +238,17 @@ export function TransitionDialog({
             <button
               type="button"
               className="primary"
-              disabled={!allowed || !canOperate || apply.isPending}
-              title={!canOperate ? "requires operate scope" : !allowed ? "not allowed: see above" : undefined}
+              disabled={blocked !== null || apply.isPending}
+              title={blocked ?? undefined}
               data-testid="confirm-transition"
-              onClick={() => apply.mutate({ proxyId: proxy.id, action, reason: reason.trim() || undefined })}
+              onClick={() =>
+                apply.mutate({
+                  proxyId: proxy.id,
+                  action,
+                  reason: reason.trim() || undefined,
+                  expectedVersion: data?.basedOnVersion ?? null,
+                })
+              }
             >
               {apply.isPending ? "Applying…" : `Confirm ${transition?.label.toLowerCase() ?? action}`}
             </button>
