@@ -42,7 +42,8 @@ export function PoolProxiesAdmin({ pool }: { pool: PoolDetail }) {
         <h2 id={`${id}-h`}>Proxies</h2>
         <span className="muted">{pool.proxies.length}</span>
       </header>
-      <div className={styles.scroll}>
+      {/* Focusable so the keyboard can scroll it sideways on a narrow screen. */}
+      <div className={styles.scroll} tabIndex={0} role="region" aria-labelledby={`${id}-h`}>
         <table className="data" data-testid="admin-proxies-table">
           <thead>
             <tr>

@@ -144,7 +144,8 @@ export function PoolView({ poolId }: { poolId: string }) {
             <h2 id="proxies-heading">Proxies</h2>
             <span className="muted">{p.proxies.length}</span>
           </header>
-          <div className={styles.tableScroll}>
+          {/* Focusable so the keyboard can scroll it sideways on a narrow screen. */}
+          <div className={styles.tableScroll} tabIndex={0} role="region" aria-labelledby="proxies-heading">
             <ProxiesTable
               proxies={p.proxies}
               actions={actionsById}

@@ -16,24 +16,35 @@ function Delta({ before, after }: { before: number; after: number }) {
 
 /**
  * Rows per proxy before and after, for the proxies whose rows change only (the others are counted
- * in one line); nothing at all when no proxy's rows change. Scrolls inside the dialog when narrow.
+ * in one line), and only the columns that change (primary, secondary): nothing at all when no
+ * proxy's rows change. Scrolls inside the dialog when narrow.
  */
 export function PreviewShares({ shares }: { shares: TableDiff["shares"] }) {
   const changed = shares.map((s, i) => ({ s, i })).filter(({ s }) => changes(s));
   if (changed.length === 0) return null;
   const unchanged = shares.length - changed.length;
+  const primary = changed.some(({ s }) => s.before.primary !== s.after.primary);
+  const secondary = changed.some(({ s }) => s.before.secondary !== s.after.secondary);
   return (
-    <div className={styles.shares}>
+    <div className={styles.shares} tabIndex={0} role="region" aria-label="Rows per proxy">
       <table className="data" data-testid="share-table">
         <thead>
           <tr>
             <th>Proxy</th>
-            <th className="num">Primary before</th>
-            <th className="num">after</th>
-            <th className="num">Δ</th>
-            <th className="num">Secondary before</th>
-            <th className="num">after</th>
-            <th className="num">Δ</th>
+            {primary && (
+              <>
+                <th className="num">Primary before</th>
+                <th className="num">after</th>
+                <th className="num">Δ</th>
+              </>
+            )}
+            {secondary && (
+              <>
+                <th className="num">Secondary before</th>
+                <th className="num">after</th>
+                <th className="num">Δ</th>
+              </>
+            )}
           </tr>
         </thead>
         <tbody>
@@ -47,20 +58,33 @@ export function PreviewShares({ shares }: { shares: TableDiff["shares"] }) {
                 />
                 {shortHost(s.hostname)}
               </td>
-              <td className="num">{s.before.primary}</td>
-              <td className="num">{s.after.primary}</td>
-              <td className="num">
-                <Delta before={s.before.primary} after={s.after.primary} />
-              </td>
-              <td className="num">{s.before.secondary}</td>
-              <td className="num">{s.after.secondary}</td>
-              <td className="num">
-                <Delta before={s.before.secondary} after={s.after.secondary} />
-              </td>
+              {primary && (
+                <>
+                  <td className="num">{s.before.primary}</td>
+                  <td className="num">{s.after.primary}</td>
+                  <td className="num">
+                    <Delta before={s.before.primary} after={s.after.primary} />
+                  </td>
+                </>
+              )}
+              {secondary && (
+                <>
+                  <td className="num">{s.before.secondary}</td>
+                  <td className="num">{s.after.secondary}</td>
+                  <td className="num">
+                    <Delta before={s.before.secondary} after={s.after.secondary} />
+                  </td>
+                </>
+              )}
             </tr>
           ))}
         </tbody>
       </table>
+      {(!primary || !secondary) && (
+        <p className="muted" data-testid="shares-columns-unchanged">
+          No proxy&apos;s {primary ? "secondary" : "primary"} rows change.
+        </p>
+      )}
       {unchanged > 0 && (
         <p className="muted" data-testid="shares-unchanged">
           {unchanged} other {unchanged === 1 ? "proxy keeps its" : "proxies keep their"} rows.

@@ -4,6 +4,7 @@ import type { Proxy, ProxyAction, ProxyActionOption, ProxyTraffic } from "@tide/
 import Link from "next/link";
 import { HealthDot } from "~/components/health-dot";
 import { backendBackground } from "~/components/proxy-colors";
+import { shortHost } from "~/components/short-host";
 import { StateBadge } from "~/components/state-badge";
 import { TimeAgo } from "~/components/time-ago";
 import { ProxyActions } from "./proxy-actions";
@@ -37,9 +38,9 @@ export function ProxiesTable({
       <thead>
         <tr>
           <th className="num">Slot</th>
-          <th>Address</th>
           <th>Hostname</th>
           <th>State</th>
+          <th>Address</th>
           <th>Health</th>
           <th className="num" title="New connections per second (tide-redirect accepted_syn)">
             New/s
@@ -76,18 +77,18 @@ export function ProxiesTable({
               onFocus={() => onSelect(p.id)}
             >
               <td className={`num ${styles.slot}`}>{p.slot}</td>
-              <td className="mono">
+              <td title={`${p.hostname} ${p.address}`}>
                 <span
                   className={styles.swatch}
                   style={{ background: backendBackground(p.slot) }}
                   aria-hidden="true"
                 />
-                {p.address}
+                {shortHost(p.hostname)}
               </td>
-              <td>{p.hostname}</td>
               <td>
                 <StateBadge state={p.state} />
               </td>
+              <td className="mono">{p.address}</td>
               <td>
                 <HealthDot healthy={p.health.healthy} reason={p.health.reason} />
                 {p.health.pinned !== null && (
