@@ -141,7 +141,7 @@ test("a preview the pool outdates disables Confirm and says why until previewed 
 });
 
 for (const { name, width, height } of WIDTHS) {
-  test(`pool page and pool settings at ${name} px: fit, no errors, no serious a11y findings`, async ({
+  test(`pool page, its settings and new pool at ${name} px: fit, no errors, no serious a11y findings`, async ({
     page,
   }, testInfo) => {
     await page.setViewportSize({ width, height });
@@ -203,5 +203,9 @@ for (const { name, width, height } of WIDTHS) {
     await page.goto(`/pools/${pool.id}/settings`);
     await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
     await checkPage(page, testInfo, "pool-settings", errors);
+
+    await page.goto("/pools/new");
+    await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
+    await checkPage(page, testInfo, "pool-new", errors);
   });
 }
