@@ -39,7 +39,8 @@ export function ChangeBanner({
   return (
     <section
       className={styles.banner}
-      role="status"
+      // A region, not a live one: its duration ticks every second and must not be read out each time.
+      role="region"
       aria-label="Change in progress"
       data-testid="change-banner"
       data-proxy-id={change.proxyId}
