@@ -17,8 +17,13 @@ export default async function NotFound() {
   if (!me) return body;
   return (
     <SessionProvider me={me}>
+      <a href="#main" className="skip-link">
+        Skip to content
+      </a>
       <AppHeader me={me} />
-      <main className={styles.main}>{body}</main>
+      <main id="main" tabIndex={-1} className={styles.main}>
+        {body}
+      </main>
     </SessionProvider>
   );
 }

@@ -9,8 +9,12 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
   const me = await requireUser();
   return (
     <SessionProvider me={me}>
+      <a href="#main" className="skip-link">
+        Skip to content
+      </a>
       <AppHeader me={me} />
-      <main className={styles.main}>
+      {/* tabIndex -1: the skip link moves focus here, so the next Tab is inside the content. */}
+      <main id="main" tabIndex={-1} className={styles.main}>
         <FleetAlarm />
         {children}
       </main>
