@@ -3,9 +3,14 @@
 import { useEffect, useId, useRef, type ReactNode } from "react";
 import styles from "./modal-dialog.module.css";
 
+/** The fields a dialog is usually opened to fill in; the first of them gets focus on open. */
+const FIELDS = 'input:not([type="hidden"]):not(:disabled), select:not(:disabled), textarea:not(:disabled)';
+
 /**
  * A native modal <dialog>: focus is trapped, Escape closes, the page behind is inert.
- * Rendered only while open, so its content mounts (and fetches) when it opens.
+ * Rendered only while open, so its content mounts (and fetches) when it opens. On open its first
+ * field has focus (a dialog without fields keeps the browser's choice, the Close button, so Enter
+ * never confirms by accident); on close focus goes back to whatever opened it.
  */
 export function ModalDialog({
   title,
@@ -19,11 +24,18 @@ export function ModalDialog({
   testId?: string;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
+  const body = useRef<HTMLDivElement>(null);
   const titleId = useId();
   useEffect(() => {
     const dialog = ref.current;
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     if (dialog && !dialog.open) dialog.showModal();
-    return () => dialog?.close();
+    body.current?.querySelector<HTMLElement>(FIELDS)?.focus();
+    return () => {
+      dialog?.close();
+      // The dialog is unmounted by now, so the browser's own focus return has nothing to go on.
+      if (opener?.isConnected) opener.focus();
+    };
   }, []);
   return (
     <dialog
@@ -43,7 +55,9 @@ export function ModalDialog({
           ×
         </button>
       </div>
-      <div className={styles.body}>{children}</div>
+      <div ref={body} className={styles.body}>
+        {children}
+      </div>
     </dialog>
   );
 }
