@@ -26,56 +26,58 @@ export function HostList() {
             No hosts yet. Create a host token (REST POST /api/v1/host-tokens) and start tide-agent with it.
           </p>
         ) : (
-          <table className="data" data-testid="hosts-table">
-            <thead>
-              <tr>
-                <th>Host</th>
-                <th>Health</th>
-                <th className="num">Open findings</th>
-                <th>Last seen</th>
-                <th>Roles</th>
-                <th>Agent</th>
-                <th>Kernel</th>
-              </tr>
-            </thead>
-            <tbody>
-              {hosts.data.map((h) => (
-                <tr
-                  key={h.id}
-                  data-testid="host-row"
-                  data-hostname={h.name}
-                  data-severity={h.health.worstSeverity ?? "ok"}
-                  data-stale={h.health.stale}
-                >
-                  <td>
-                    <Link href={`/hosts/${h.id}`}>{h.name}</Link>
-                  </td>
-                  <td>
-                    <SeverityBadge severity={h.health.worstSeverity} />
-                  </td>
-                  <td className="num">
-                    {h.health.openFindings > 0 ? (
-                      <Link href={`/findings?host=${h.id}`}>{h.health.openFindings}</Link>
-                    ) : (
-                      <span className="muted">0</span>
-                    )}
-                  </td>
-                  <td>
-                    {h.lastSeenAt ? <TimeAgo iso={h.lastSeenAt} /> : <span className="muted">never</span>}
-                    {h.health.stale && (
-                      <span className={styles.stale} title="No word from the agent for more than 30 s">
-                        {" "}
-                        stale
-                      </span>
-                    )}
-                  </td>
-                  <td>{h.roles.join(", ") || "—"}</td>
-                  <td className="mono">{h.agentVersion ?? "—"}</td>
-                  <td className="mono muted">{h.kernelRelease ?? "—"}</td>
+          <div className="table-scroll">
+            <table className="data" data-testid="hosts-table">
+              <thead>
+                <tr>
+                  <th>Host</th>
+                  <th>Health</th>
+                  <th className="num">Open findings</th>
+                  <th>Last seen</th>
+                  <th>Roles</th>
+                  <th>Agent</th>
+                  <th>Kernel</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {hosts.data.map((h) => (
+                  <tr
+                    key={h.id}
+                    data-testid="host-row"
+                    data-hostname={h.name}
+                    data-severity={h.health.worstSeverity ?? "ok"}
+                    data-stale={h.health.stale}
+                  >
+                    <td>
+                      <Link href={`/hosts/${h.id}`}>{h.name}</Link>
+                    </td>
+                    <td>
+                      <SeverityBadge severity={h.health.worstSeverity} />
+                    </td>
+                    <td className="num">
+                      {h.health.openFindings > 0 ? (
+                        <Link href={`/findings?host=${h.id}`}>{h.health.openFindings}</Link>
+                      ) : (
+                        <span className="muted">0</span>
+                      )}
+                    </td>
+                    <td>
+                      {h.lastSeenAt ? <TimeAgo iso={h.lastSeenAt} /> : <span className="muted">never</span>}
+                      {h.health.stale && (
+                        <span className={styles.stale} title="No word from the agent for more than 30 s">
+                          {" "}
+                          stale
+                        </span>
+                      )}
+                    </td>
+                    <td>{h.roles.join(", ") || "—"}</td>
+                    <td className="mono">{h.agentVersion ?? "—"}</td>
+                    <td className="mono muted">{h.kernelRelease ?? "—"}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
       </section>
     </div>

@@ -139,28 +139,30 @@ export function DataPlanePanels({ view }: { view: HostLiveUpdate }) {
                       <CounterChart key={c} counter={c} points={points} />
                     ))}
                   </div>
-                  <table className="data" data-testid="dataplane-counters">
-                    <thead>
-                      <tr>
-                        <th>Counter</th>
-                        <th className="num">Total</th>
-                        <th className="num">Now</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {Object.entries(values).map(([name, v]) => (
-                        <tr key={name} data-testid="dataplane-counter" data-counter={name}>
-                          <td className="mono">{name}</td>
-                          <td className="num">{v.toLocaleString("en-US")}</td>
-                          <td
-                            className={`num ${name.startsWith("drop") && (latest[name] ?? 0) > 0 ? styles.hot : ""}`}
-                          >
-                            {perS(latest[name])}
-                          </td>
+                  <div className="table-scroll">
+                    <table className="data" data-testid="dataplane-counters">
+                      <thead>
+                        <tr>
+                          <th>Counter</th>
+                          <th className="num">Total</th>
+                          <th className="num">Now</th>
                         </tr>
-                      ))}
-                    </tbody>
-                  </table>
+                      </thead>
+                      <tbody>
+                        {Object.entries(values).map(([name, v]) => (
+                          <tr key={name} data-testid="dataplane-counter" data-counter={name}>
+                            <td className="mono">{name}</td>
+                            <td className="num">{v.toLocaleString("en-US")}</td>
+                            <td
+                              className={`num ${name.startsWith("drop") && (latest[name] ?? 0) > 0 ? styles.hot : ""}`}
+                            >
+                              {perS(latest[name])}
+                            </td>
+                          </tr>
+                        ))}
+                      </tbody>
+                    </table>
+                  </div>
                 </>
               )}
             </div>

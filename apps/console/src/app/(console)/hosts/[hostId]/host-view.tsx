@@ -102,19 +102,22 @@ export function HostView({ hostId }: { hostId: string }) {
       {view && <DataPlanePanels view={view} />}
 
       {view && (
+        <section className="panel" aria-labelledby="paths-heading">
+          <header>
+            <h2 id="paths-heading">Path MTU</h2>
+          </header>
+          <PmtuTargetsForm hostId={h.id} targets={h.pmtuTargets} />
+          <PathTable paths={view.paths} />
+        </section>
+      )}
+
+      {view && (
         <div className={styles.grid2}>
           <section className="panel" aria-labelledby="cpu-heading">
             <header>
               <h2 id="cpu-heading">Softnet and NET_RX per CPU</h2>
             </header>
             <CpuTable cpus={view.cpus} />
-          </section>
-          <section className="panel" aria-labelledby="paths-heading">
-            <header>
-              <h2 id="paths-heading">Path MTU</h2>
-            </header>
-            <PmtuTargetsForm hostId={h.id} targets={h.pmtuTargets} />
-            <PathTable paths={view.paths} />
           </section>
           <section className="panel" aria-labelledby="probes-heading">
             <header>

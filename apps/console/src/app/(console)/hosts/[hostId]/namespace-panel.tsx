@@ -29,66 +29,73 @@ export function NamespacePanel({ ns, counters }: { ns: LiveNamespace; counters: 
         {listeners.length === 0 ? (
           <p className="muted">No LISTEN sockets reported.</p>
         ) : (
-          <table className="data" data-testid="listeners-table">
-            <caption className="sr-only">Listening sockets in {nsTitle(ns)}</caption>
-            <thead>
-              <tr>
-                <th>Address</th>
-                <th className="num">Port</th>
-                <th className="num" title="Connections waiting in the accept queue now">
-                  Recv-Q
-                </th>
-                <th className="num" title="Effective backlog (sk_max_ack_backlog)">
-                  Send-Q
-                </th>
-                <th className="num" title="Backlog passed to listen(), if the listen probe saw it">
-                  listen() backlog
-                </th>
-                <th className="num" title="Accept queue overflow drops on this port (listen_overflow probe)">
-                  Overflow
-                </th>
-                <th>Flags</th>
-              </tr>
-            </thead>
-            <tbody>
-              {listeners.map((l) => (
-                <tr
-                  key={`${l.address}:${l.port}`}
-                  data-testid="listener-row"
-                  data-port={l.port}
-                  data-limited={l.limited}
-                  data-overflowing={l.overflowing}
-                >
-                  <td className="mono">{l.address}</td>
-                  <td className="num">{l.port}</td>
-                  <td className={`num ${l.recvQ >= l.sendQ ? styles.hot : ""}`}>{l.recvQ}</td>
-                  <td className="num">{l.sendQ}</td>
-                  <td className="num">{l.requestedBacklog ?? "—"}</td>
-                  <td className="num">{l.overflowRate === null ? "—" : `${l.overflowRate.toFixed(1)}/s`}</td>
-                  <td>
-                    {l.overflowing && (
-                      <span
-                        className={`${styles.flag} ${styles.overflowing}`}
-                        title="Recv-Q >= Send-Q or overflow drops: completed connections are being dropped"
-                        data-testid="flag-overflowing"
-                      >
-                        OVERFLOWING
-                      </span>
-                    )}
-                    {l.limited && (
-                      <span
-                        className={`${styles.flag} ${styles.limited}`}
-                        title={`listen(${l.requestedBacklog}) was capped to ${l.sendQ} (somaxconn of this namespace)`}
-                        data-testid="flag-limited"
-                      >
-                        LIMITED
-                      </span>
-                    )}
-                  </td>
+          <div className="table-scroll">
+            <table className="data" data-testid="listeners-table">
+              <caption className="sr-only">Listening sockets in {nsTitle(ns)}</caption>
+              <thead>
+                <tr>
+                  <th>Address</th>
+                  <th className="num">Port</th>
+                  <th className="num" title="Connections waiting in the accept queue now">
+                    Recv-Q
+                  </th>
+                  <th className="num" title="Effective backlog (sk_max_ack_backlog)">
+                    Send-Q
+                  </th>
+                  <th className="num" title="Backlog passed to listen(), if the listen probe saw it">
+                    listen() backlog
+                  </th>
+                  <th
+                    className="num"
+                    title="Accept queue overflow drops on this port (listen_overflow probe)"
+                  >
+                    Overflow
+                  </th>
+                  <th>Flags</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {listeners.map((l) => (
+                  <tr
+                    key={`${l.address}:${l.port}`}
+                    data-testid="listener-row"
+                    data-port={l.port}
+                    data-limited={l.limited}
+                    data-overflowing={l.overflowing}
+                  >
+                    <td className="mono">{l.address}</td>
+                    <td className="num">{l.port}</td>
+                    <td className={`num ${l.recvQ >= l.sendQ ? styles.hot : ""}`}>{l.recvQ}</td>
+                    <td className="num">{l.sendQ}</td>
+                    <td className="num">{l.requestedBacklog ?? "—"}</td>
+                    <td className="num">
+                      {l.overflowRate === null ? "—" : `${l.overflowRate.toFixed(1)}/s`}
+                    </td>
+                    <td>
+                      {l.overflowing && (
+                        <span
+                          className={`${styles.flag} ${styles.overflowing}`}
+                          title="Recv-Q >= Send-Q or overflow drops: completed connections are being dropped"
+                          data-testid="flag-overflowing"
+                        >
+                          OVERFLOWING
+                        </span>
+                      )}
+                      {l.limited && (
+                        <span
+                          className={`${styles.flag} ${styles.limited}`}
+                          title={`listen(${l.requestedBacklog}) was capped to ${l.sendQ} (somaxconn of this namespace)`}
+                          data-testid="flag-limited"
+                        >
+                          LIMITED
+                        </span>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
       </div>
     </section>
