@@ -19,64 +19,66 @@ export function PoolsTable({
   const directorName = new Map(directors.map((d) => [d.id, d.hostname]));
   const liveOf = new Map((live?.pools ?? []).map((l) => [l.poolId, l]));
   return (
-    <table className="data" data-testid="pools-table">
-      <thead>
-        <tr>
-          <th>Pool</th>
-          <th>Binds</th>
-          <th>Proxies</th>
-          <th className="num">Unhealthy</th>
-          <th className="num" title="New connections per second over the pool's proxies">
-            New/s
-          </th>
-          <th className="num" title="ESTABLISHED connections to the pool's VIPs">
-            Established
-          </th>
-          <th title="Open findings of the pool's proxies' hosts">Findings</th>
-          <th>Table</th>
-          <th>Directors</th>
-        </tr>
-      </thead>
-      <tbody>
-        {pools.map((p) => (
-          <tr key={p.id} data-testid="pool-row" data-pool-id={p.id}>
-            <td>
-              <Link href={`/pools/${p.id}`} title={p.description}>
-                {p.name}
-              </Link>
-            </td>
-            <td className="mono">
-              <span className={styles.binds}>
-                {p.binds.map((b) => (
-                  <span key={b.id}>{formatBind(b)}</span>
-                ))}
-              </span>
-            </td>
-            <td>
-              <ProxyCounts counts={p.proxyCounts} />
-            </td>
-            <td className={`num ${p.proxyCounts.unhealthy > 0 ? styles.unhealthy : styles.zero}`}>
-              {p.proxyCounts.unhealthy}
-            </td>
-            <LiveCells l={liveOf.get(p.id)} />
-            <td>
-              {p.currentVersion ? (
-                <>
-                  <Link href={`/pools/${p.id}/table`}>v{p.currentVersion.version}</Link>{" "}
-                  <HashPrefix hash={p.currentVersion.contentHash} />{" "}
-                  <span className="muted">
-                    <TimeAgo iso={p.currentVersion.createdAt} />
-                  </span>
-                </>
-              ) : (
-                <span className="muted">no table</span>
-              )}
-            </td>
-            <td>{p.directorIds.map((id) => directorName.get(id) ?? id).join(", ") || "—"}</td>
+    <div className="table-scroll">
+      <table className="data" data-testid="pools-table">
+        <thead>
+          <tr>
+            <th>Pool</th>
+            <th>Binds</th>
+            <th>Proxies</th>
+            <th className="num">Unhealthy</th>
+            <th className="num" title="New connections per second over the pool's proxies">
+              New/s
+            </th>
+            <th className="num" title="ESTABLISHED connections to the pool's VIPs">
+              Established
+            </th>
+            <th title="Open findings of the pool's proxies' hosts">Findings</th>
+            <th>Table</th>
+            <th>Directors</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {pools.map((p) => (
+            <tr key={p.id} data-testid="pool-row" data-pool-id={p.id}>
+              <td>
+                <Link href={`/pools/${p.id}`} title={p.description}>
+                  {p.name}
+                </Link>
+              </td>
+              <td className="mono">
+                <span className={styles.binds}>
+                  {p.binds.map((b) => (
+                    <span key={b.id}>{formatBind(b)}</span>
+                  ))}
+                </span>
+              </td>
+              <td>
+                <ProxyCounts counts={p.proxyCounts} />
+              </td>
+              <td className={`num ${p.proxyCounts.unhealthy > 0 ? styles.unhealthy : styles.zero}`}>
+                {p.proxyCounts.unhealthy}
+              </td>
+              <LiveCells l={liveOf.get(p.id)} />
+              <td>
+                {p.currentVersion ? (
+                  <>
+                    <Link href={`/pools/${p.id}/table`}>v{p.currentVersion.version}</Link>{" "}
+                    <HashPrefix hash={p.currentVersion.contentHash} />{" "}
+                    <span className="muted">
+                      <TimeAgo iso={p.currentVersion.createdAt} />
+                    </span>
+                  </>
+                ) : (
+                  <span className="muted">no table</span>
+                )}
+              </td>
+              <td>{p.directorIds.map((id) => directorName.get(id) ?? id).join(", ") || "—"}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
