@@ -16,7 +16,7 @@ import { useFleetSync } from "./use-sync";
 export function DirectorSyncTable() {
   const sync = useFleetSync();
   if (sync.error) return <ErrorNotice error={sync.error} />;
-  if (!sync.data) return <p className="muted">Loading directors…</p>;
+  if (!sync.data) return <p className="muted body">Loading directors…</p>;
   const { directors } = sync.data;
   if (directors.length === 0)
     return (
