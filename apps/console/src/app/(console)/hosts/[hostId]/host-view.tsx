@@ -72,7 +72,8 @@ export function HostView({ hostId }: { hostId: string }) {
           <span className="muted">{openFindings.length}</span>
           <Link href={`/findings?host=${h.id}`}>all findings of this host</Link>
         </header>
-        <div className="body">
+        {/* A finding's evidence table is wide: it scrolls here rather than the page on a phone. */}
+        <div className={`body ${styles.findingsBody}`}>
           {findings.error ? (
             <ErrorNotice error={findings.error} />
           ) : openFindings.length === 0 ? (
