@@ -38,7 +38,6 @@ export function DirectorsView() {
             <thead>
               <tr>
                 <th>Director</th>
-                <th>Id</th>
                 <th>Pools served</th>
                 {canAdmin && <th>Change</th>}
               </tr>
@@ -49,7 +48,7 @@ export function DirectorsView() {
               ))}
               {directors.length === 0 && (
                 <tr>
-                  <td colSpan={4} className="muted">
+                  <td colSpan={3} className="muted">
                     No directors registered.
                   </td>
                 </tr>
