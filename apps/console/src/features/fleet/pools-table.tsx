@@ -1,6 +1,7 @@
 import type { Director, FleetLive, PoolSummary } from "@tide/contracts";
 import Link from "next/link";
 import { HashPrefix } from "~/components/hash-prefix";
+import { shortHostNames } from "~/components/short-host";
 import { TimeAgo } from "~/components/time-ago";
 import { formatBind } from "~/features/pools/format-bind";
 import styles from "./fleet.module.css";
@@ -17,6 +18,8 @@ export function PoolsTable({
   live?: FleetLive | undefined;
 }) {
   const directorName = new Map(directors.map((d) => [d.id, d.hostname]));
+  // The directors' shared domain is dropped in the table (the full name is the tooltip).
+  const shortName = shortHostNames(directors.map((d) => d.hostname));
   const liveOf = new Map((live?.pools ?? []).map((l) => [l.poolId, l]));
   return (
     <div className="table-scroll">
@@ -73,7 +76,14 @@ export function PoolsTable({
                   <span className="muted">no table</span>
                 )}
               </td>
-              <td>{p.directorIds.map((id) => directorName.get(id) ?? id).join(", ") || "—"}</td>
+              <td title={p.directorIds.map((id) => directorName.get(id) ?? id).join(", ")}>
+                {p.directorIds
+                  .map((id) => {
+                    const name = directorName.get(id);
+                    return name ? (shortName.get(name) ?? name) : id;
+                  })
+                  .join(", ") || "—"}
+              </td>
             </tr>
           ))}
         </tbody>
