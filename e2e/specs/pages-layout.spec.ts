@@ -367,15 +367,24 @@ test("a dialog focuses its first field and gives focus back to its opener on clo
   await expect(opener).toBeFocused();
 });
 
-test("at 390 px the header's menu opens the navigation and closes after a choice", async ({ page }) => {
+test("at 390 px the header's menu opens the navigation and closes after a choice", async ({
+  page,
+}, testInfo) => {
   await page.setViewportSize({ width: 390, height: 844 });
   await signIn(page);
+  const errors = watchConsoleErrors(page);
   const nav = page.getByRole("navigation", { name: "Main" });
   await expect(nav).toBeHidden();
   const menu = page.getByRole("button", { name: "Menu" });
   await expect(menu).toHaveAttribute("aria-expanded", "false");
   await menu.click();
   await expect(menu).toHaveAttribute("aria-expanded", "true");
+  await expect(nav).toBeVisible();
+  try {
+    await checkPage(page, testInfo, "menu-open", errors);
+  } finally {
+    await keepScreenshots(testInfo);
+  }
   await nav.getByRole("link", { name: "Hosts" }).click();
   await expect(page).toHaveURL(/\/hosts$/);
   await expect(nav).toBeHidden();
