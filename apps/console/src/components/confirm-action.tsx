@@ -1,11 +1,12 @@
 "use client";
 
-import { useState, type ReactNode } from "react";
+import { useEffect, useRef, useState, type ReactNode } from "react";
 import styles from "./form-parts.module.css";
 
 /**
  * A destructive action in two steps: the first click asks `question`, the second does it.
- * `testId` names the first button; the confirming one is `confirm-${testId}`.
+ * `testId` names the first button; the confirming one is `confirm-${testId}`. The question takes
+ * focus on its confirming button; Cancel or Escape puts focus back on the first button.
  */
 export function ConfirmAction({
   label,
@@ -27,9 +28,21 @@ export function ConfirmAction({
   testId: string;
 }) {
   const [asking, setAsking] = useState(false);
+  const first = useRef<HTMLButtonElement>(null);
+  const refocus = useRef(false);
+  useEffect(() => {
+    if (asking || !refocus.current) return;
+    refocus.current = false;
+    first.current?.focus();
+  }, [asking]);
+  const cancel = () => {
+    refocus.current = true;
+    setAsking(false);
+  };
   if (!asking) {
     return (
       <button
+        ref={first}
         type="button"
         className="small danger"
         onClick={() => setAsking(true)}
@@ -42,7 +55,14 @@ export function ConfirmAction({
     );
   }
   return (
-    <span className={styles.confirm} role="group" aria-label={label}>
+    <span
+      className={styles.confirm}
+      role="group"
+      aria-label={label}
+      onKeyDown={(e) => {
+        if (e.key === "Escape") cancel();
+      }}
+    >
       <span>{question}</span>
       <button
         type="button"
@@ -57,7 +77,7 @@ export function ConfirmAction({
       >
         {confirmLabel}
       </button>
-      <button type="button" className="small" onClick={() => setAsking(false)}>
+      <button type="button" className="small" onClick={cancel}>
         Cancel
       </button>
     </span>
