@@ -309,7 +309,7 @@ test("the host page groups connect() latency by command, worst first, at most te
   await expect(panel.getByTestId("connect-more")).toContainText("12 more commands (12 pids");
 });
 
-test("opening a revoke confirmation moves no column of the token table", async ({ page }) => {
+test("a revoke question moves no column of the token table and Escape gives focus back", async ({ page }) => {
   await page.setViewportSize({ width: 1440, height: 900 });
   await signIn(page);
   const stamp = Date.now().toString(36);
@@ -331,12 +331,16 @@ test("opening a revoke confirmation moves no column of the token table", async (
   const panel = await table.evaluate((t) => t.closest(".panel")!.getBoundingClientRect().right);
   const keep = await row.getByRole("button", { name: "Keep" }).boundingBox();
   expect(keep!.x + keep!.width).toBeLessThanOrEqual(panel);
+  // The question has focus on its Revoke button; Escape keeps the token and focus returns.
+  await expect(row.getByTestId("confirm-revoke")).toBeFocused();
+  await page.keyboard.press("Escape");
+  await expect(row.getByTestId("revoke-token")).toBeFocused();
 });
 
 test("the skip link is the first Tab stop and moves focus to the page's content", async ({ page }) => {
   await signIn(page);
-  await page.goto("/hosts");
-  await expect(page.getByTestId("hosts-table")).toBeVisible();
+  await page.goto("/");
+  await expect(page.getByTestId("pools-table")).toBeVisible();
   await page.keyboard.press("Tab");
   const skip = page.getByRole("link", { name: "Skip to content" });
   await expect(skip).toBeFocused();
