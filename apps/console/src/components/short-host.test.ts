@@ -20,15 +20,25 @@ describe("shortHostNames", () => {
     expect(names.get("director-01.dc2.example.net")).toBe("director-01.dc2");
   });
 
-  it("never shortens a name to nothing", () => {
-    const names = shortHostNames(["example.net", "www.example.net"]);
-    expect(names.get("example.net")).toBe("example");
-    expect(names.get("www.example.net")).toBe("www.example");
+  it("shortens hosts of different domains to their first label when that tells them apart", () => {
+    const names = shortHostNames([
+      "director-01.dc1.example.net",
+      "edge-07.lab",
+      "director-02.dc1.example.net",
+    ]);
+    expect([...names.values()]).toEqual(["director-01", "edge-07", "director-02"]);
+  });
+
+  it("keeps a name whole when it is the start of another", () => {
+    const names = shortHostNames(["web.example.net", "web.example.net.lab", "db.example.net"]);
+    expect(names.get("web.example.net")).toBe("web.example.net");
+    expect(names.get("web.example.net.lab")).toBe("web.example.net.lab");
+    expect(names.get("db.example.net")).toBe("db");
   });
 
   it("leaves addresses whole", () => {
     const names = shortHostNames(["10.0.1.5", "10.0.2.5", "edge-01.example.net"]);
-    expect([...names.values()]).toEqual(["10.0.1.5", "10.0.2.5", "edge-01.example.net"]);
+    expect([...names.values()]).toEqual(["10.0.1.5", "10.0.2.5", "edge-01"]);
     expect(shortHostNames(["2001:db8::1", "2001:db8::2"]).get("2001:db8::1")).toBe("2001:db8::1");
   });
 

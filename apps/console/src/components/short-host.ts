@@ -5,25 +5,26 @@ export function shortHost(hostname: string): string {
 }
 
 /**
- * Short names for hosts shown together, still telling them apart: the domain all of them share
- * is dropped, the labels that differ are kept. "director-01.dc1.example.net" and
+ * Short names for hosts shown together, still telling them apart: each host's shortest leading
+ * part (whole labels) that no other host shares. "director-01.dc1.example.net" and
  * "director-01.dc2.example.net" become "director-01.dc1" and "director-01.dc2" (shortHost would
- * make both "director-01"); hosts in one domain become their first label. A single host gets
- * shortHost's name; addresses are left whole. Returns a map from each full name to its short name.
+ * make both "director-01"); hosts whose first labels differ become their first label, whatever
+ * their domains. Addresses are left whole. Returns a map from each full name to its short name.
  */
 export function shortHostNames(hostnames: readonly string[]): Map<string, string> {
   const unique = [...new Set(hostnames)];
-  // An address has no domain to drop: "10.0.1.5" and "10.0.2.5" share ".5", which means nothing.
-  if (unique.some((h) => h.includes(":") || /^[\d.]+$/.test(h))) return new Map(unique.map((h) => [h, h]));
-  if (unique.length <= 1) return new Map(unique.map((h) => [h, shortHost(h)]));
   const labels = unique.map((h) => h.split("."));
-  // Labels shared at the end by every name, but never a whole name.
-  let common = 0;
-  const shortest = Math.min(...labels.map((l) => l.length));
-  while (common < shortest - 1) {
-    const label = labels[0]![labels[0]!.length - 1 - common];
-    if (!labels.every((l) => l[l.length - 1 - common] === label)) break;
-    common++;
-  }
-  return new Map(unique.map((h, i) => [h, labels[i]!.slice(0, labels[i]!.length - common).join(".")]));
+  return new Map(
+    unique.map((h, i) => {
+      // An address has no parts to drop: "10.0.1.5" is not "10".
+      if (h.includes(":") || /^[\d.]+$/.test(h)) return [h, h];
+      const own = labels[i]!;
+      for (let k = 1; k < own.length; k++) {
+        const prefix = own.slice(0, k).join(".");
+        if (!unique.some((other, j) => j !== i && (other === prefix || other.startsWith(`${prefix}.`))))
+          return [h, prefix];
+      }
+      return [h, h];
+    }),
+  );
 }

@@ -18,7 +18,7 @@ export function PoolsTable({
   live?: FleetLive | undefined;
 }) {
   const directorName = new Map(directors.map((d) => [d.id, d.hostname]));
-  // The directors' shared domain is dropped in the table (the full name is the tooltip).
+  // Directors by the shortest part of their names that tells them apart (full name on hover).
   const shortName = shortHostNames(directors.map((d) => d.hostname));
   const liveOf = new Map((live?.pools ?? []).map((l) => [l.poolId, l]));
   return (
@@ -76,13 +76,20 @@ export function PoolsTable({
                   <span className="muted">no table</span>
                 )}
               </td>
-              <td title={p.directorIds.map((id) => directorName.get(id) ?? id).join(", ")}>
-                {p.directorIds
-                  .map((id) => {
+              <td>
+                {/* One director a line, by its short name (the full name on hover): the column
+                  stays as wide as one name, however many serve the pool. */}
+                <span className={styles.binds}>
+                  {p.directorIds.map((id) => {
                     const name = directorName.get(id);
-                    return name ? (shortName.get(name) ?? name) : id;
-                  })
-                  .join(", ") || "—"}
+                    return (
+                      <span key={id} title={name ?? id}>
+                        {name ? (shortName.get(name) ?? name) : id}
+                      </span>
+                    );
+                  })}
+                  {p.directorIds.length === 0 && "—"}
+                </span>
               </td>
             </tr>
           ))}
