@@ -337,6 +337,23 @@ test("a revoke question moves no column of the token table and Escape gives focu
   await expect(row.getByTestId("revoke-token")).toBeFocused();
 });
 
+test("a table wider than a phone scrolls in a region the keyboard reaches", async ({ page }) => {
+  await signIn(page);
+  const box = page.getByTestId("pools-table").locator("xpath=..");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto("/");
+  await expect(box).toHaveAttribute("data-overflowing", "true");
+  await expect(box).toHaveAttribute("tabindex", "0");
+  await expect(box).toHaveAttribute("role", "region");
+  await box.focus();
+  await page.keyboard.press("ArrowRight");
+  await expect.poll(() => box.evaluate((el) => el.scrollLeft)).toBeGreaterThan(0);
+  // Where the table fits, the box is no Tab stop.
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await expect(box).toHaveAttribute("data-overflowing", "false");
+  await expect(box).not.toHaveAttribute("tabindex", /.*/);
+});
+
 test("the skip link is the first Tab stop and moves focus to the page's content", async ({ page }) => {
   await signIn(page);
   await page.goto("/");

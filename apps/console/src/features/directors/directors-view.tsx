@@ -7,6 +7,7 @@ import { useTRPC } from "~/trpc/react";
 import { DirectorRow } from "./director-row";
 import styles from "./directors.module.css";
 import { RegisterDirectorForm } from "./register-director-form";
+import { TableScroll } from "~/components/table-scroll";
 
 /** Directors and the pools they serve; admins register, assign, unassign and remove. */
 export function DirectorsView() {
@@ -33,7 +34,7 @@ export function DirectorsView() {
           <h2 id="directors-list-heading">Directors</h2>
           <span className="muted">{directors.length}</span>
         </header>
-        <div className={styles.scroll}>
+        <TableScroll label="Directors">
           <table className="data" data-testid="admin-directors-table">
             <thead>
               <tr>
@@ -55,7 +56,7 @@ export function DirectorsView() {
               )}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       </section>
     </div>
   );

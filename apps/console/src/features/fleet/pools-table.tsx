@@ -6,6 +6,7 @@ import { TimeAgo } from "~/components/time-ago";
 import { formatBind } from "~/features/pools/format-bind";
 import styles from "./fleet.module.css";
 import { ProxyCounts } from "./proxy-counts";
+import { TableScroll } from "~/components/table-scroll";
 
 export function PoolsTable({
   pools,
@@ -22,7 +23,7 @@ export function PoolsTable({
   const shortName = shortHostNames(directors.map((d) => d.hostname));
   const liveOf = new Map((live?.pools ?? []).map((l) => [l.poolId, l]));
   return (
-    <div className="table-scroll">
+    <TableScroll label="Pools">
       <table className="data" data-testid="pools-table">
         <thead>
           <tr>
@@ -95,7 +96,7 @@ export function PoolsTable({
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 

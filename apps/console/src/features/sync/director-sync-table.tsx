@@ -7,6 +7,7 @@ import { TimeAgo } from "~/components/time-ago";
 import { SyncState } from "./sync-state";
 import styles from "./sync.module.css";
 import { useFleetSync } from "./use-sync";
+import { TableScroll } from "~/components/table-scroll";
 
 /**
  * Every director with what it should serve and what it serves, per pool: desired and served
@@ -25,7 +26,7 @@ export function DirectorSyncTable() {
       </p>
     );
   return (
-    <div className={styles.scroll}>
+    <TableScroll label="Directors">
       <table className="data" data-testid="directors-table">
         <thead>
           <tr>
@@ -92,6 +93,6 @@ export function DirectorSyncTable() {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

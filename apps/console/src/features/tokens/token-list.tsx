@@ -4,6 +4,7 @@ import type { ApiTokenSummary } from "@tide/contracts";
 import { TimeAgo, UtcTime } from "~/components/time-ago";
 import { RevokeToken } from "./revoke-token";
 import styles from "./tokens.module.css";
+import { TableScroll } from "~/components/table-scroll";
 
 function status(t: ApiTokenSummary, now: number): "revoked" | "expired" | "active" {
   if (t.revokedAt) return "revoked";
@@ -19,7 +20,7 @@ const statusClass = {
 
 export function TokenList({ tokens, now }: { tokens: ApiTokenSummary[]; now: number }) {
   return (
-    <div className="table-scroll">
+    <TableScroll label="API tokens">
       <table className="data" data-testid="token-list">
         <thead>
           <tr>
@@ -73,6 +74,6 @@ export function TokenList({ tokens, now }: { tokens: ApiTokenSummary[]; now: num
           })}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

@@ -8,6 +8,7 @@ import { useTRPC } from "~/trpc/react";
 import { CreateUserForm } from "./create-user-form";
 import { UserRow } from "./user-row";
 import styles from "./users.module.css";
+import { TableScroll } from "~/components/table-scroll";
 
 /** Console users (admin only; the API enforces it too). */
 export function UsersView() {
@@ -35,7 +36,7 @@ export function UsersView() {
         {users.error ? (
           <ErrorNotice error={users.error} />
         ) : users.data ? (
-          <div className={styles.scroll}>
+          <TableScroll label="Users">
             <table className="data" data-testid="users-table">
               <thead>
                 <tr>
@@ -52,7 +53,7 @@ export function UsersView() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         ) : (
           <p className="body muted">Loading…</p>
         )}

@@ -7,6 +7,7 @@ import { TimeAgo } from "~/components/time-ago";
 import { useTRPC } from "~/trpc/react";
 import { SeverityBadge } from "../findings/severity-badge";
 import styles from "./hosts.module.css";
+import { TableScroll } from "~/components/table-scroll";
 
 /** Hosts running tide-agent with their health at a glance; refreshed every 10 s like the fleet page. */
 export function HostList() {
@@ -26,7 +27,7 @@ export function HostList() {
             No hosts yet. Create a host token (REST POST /api/v1/host-tokens) and start tide-agent with it.
           </p>
         ) : (
-          <div className="table-scroll">
+          <TableScroll label="Hosts">
             <table className="data" data-testid="hosts-table">
               <thead>
                 <tr>
@@ -77,7 +78,7 @@ export function HostList() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </section>
     </div>

@@ -7,6 +7,7 @@ import styles from "../hosts.module.css";
 import { CounterChart } from "./counter-chart";
 import { perS } from "./host-sections";
 import { DirectorHostSync } from "~/features/sync/director-host-sync";
+import { TableScroll } from "~/components/table-scroll";
 
 /** Points kept per component: five minutes of one-second batches. */
 const MAX_POINTS = 300;
@@ -139,7 +140,7 @@ export function DataPlanePanels({ view }: { view: HostLiveUpdate }) {
                       <CounterChart key={c} counter={c} points={points} />
                     ))}
                   </div>
-                  <div className="table-scroll">
+                  <TableScroll label={`${TITLES[d.component]} counters`}>
                     <table className="data" data-testid="dataplane-counters">
                       <thead>
                         <tr>
@@ -162,7 +163,7 @@ export function DataPlanePanels({ view }: { view: HostLiveUpdate }) {
                         ))}
                       </tbody>
                     </table>
-                  </div>
+                  </TableScroll>
                 </>
               )}
             </div>

@@ -3,6 +3,7 @@ import type { BccTool, PmtuPathResult, ProbeAvailability } from "@tide/contracts
 import { UtcTime } from "~/components/time-ago";
 import styles from "../hosts.module.css";
 import { formatUs } from "./latency-histogram";
+import { TableScroll } from "~/components/table-scroll";
 
 /** A per-second rate for tables ("—" when there is none). */
 export function perS(v: number | null | undefined): string {
@@ -15,7 +16,7 @@ export function perS(v: number | null | undefined): string {
 export function CpuTable({ cpus }: { cpus: LiveCpu[] }) {
   if (cpus.length === 0) return <p className="body muted">No per-CPU counters in the latest sample.</p>;
   return (
-    <div className="table-scroll">
+    <TableScroll label="Softnet and NET_RX per CPU">
       <table className="data" data-testid="cpu-table">
         <thead>
           <tr>
@@ -46,14 +47,14 @@ export function CpuTable({ cpus }: { cpus: LiveCpu[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 
 export function PathTable({ paths }: { paths: PmtuPathResult[] }) {
   if (paths.length === 0) return <p className="body muted">No path MTU checks configured or reported.</p>;
   return (
-    <div className="table-scroll">
+    <TableScroll label="Path MTU">
       <table className="data" data-testid="paths-table">
         <thead>
           <tr>
@@ -92,14 +93,14 @@ export function PathTable({ paths }: { paths: PmtuPathResult[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 
 export function ProbeTable({ probes }: { probes: ProbeAvailability[] }) {
   if (probes.length === 0) return <p className="body muted">The agent reported no probes (all off).</p>;
   return (
-    <div className="table-scroll">
+    <TableScroll label="Probes">
       <table className="data" data-testid="probes-table">
         <thead>
           <tr>
@@ -126,7 +127,7 @@ export function ProbeTable({ probes }: { probes: ProbeAvailability[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 
@@ -134,7 +135,7 @@ export function ProbeTable({ probes }: { probes: ProbeAvailability[] }) {
 export function BccTable({ tools }: { tools: BccTool[] }) {
   if (tools.length === 0) return null;
   return (
-    <div className="table-scroll">
+    <TableScroll label="bcc tools">
       <table className="data" data-testid="bcc-table">
         <thead>
           <tr>
@@ -156,6 +157,6 @@ export function BccTable({ tools }: { tools: BccTool[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

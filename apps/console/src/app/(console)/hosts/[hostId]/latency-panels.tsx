@@ -6,6 +6,7 @@ import { useTRPC } from "~/trpc/react";
 import styles from "../hosts.module.css";
 import { groupConnectLatency } from "./connect-groups";
 import { formatUs, LatencyHistogram } from "./latency-histogram";
+import { TableScroll } from "~/components/table-scroll";
 
 /** Window of the distributions, in seconds: the same minute the findings' rates use. */
 const WINDOW_S = 60;
@@ -49,7 +50,7 @@ export function LatencyPanels({ hostId }: { hostId: string }) {
         ) : !groups || groups.shown.length === 0 ? (
           <p className="body muted">No connect() calls in the last {WINDOW_S} s.</p>
         ) : (
-          <div className="table-scroll">
+          <TableScroll label="connect() latency per command">
             <table className="data">
               <thead>
                 <tr>
@@ -115,7 +116,7 @@ export function LatencyPanels({ hostId }: { hostId: string }) {
                 {groups.hidden.eaddrnotavail} EADDRNOTAVAIL) not listed: they have fewer slow or failed calls.
               </p>
             )}
-          </div>
+          </TableScroll>
         )}
       </section>
       <section className="panel" aria-labelledby="netrx-heading" data-testid="netrx-latency">
@@ -130,7 +131,7 @@ export function LatencyPanels({ hostId }: { hostId: string }) {
         ) : l.netRx.length === 0 ? (
           <p className="body muted">No NET_RX runs in the last {WINDOW_S} s.</p>
         ) : (
-          <div className="table-scroll">
+          <TableScroll label="NET_RX softirq run time per CPU">
             <table className="data">
               <thead>
                 <tr>
@@ -163,7 +164,7 @@ export function LatencyPanels({ hostId }: { hostId: string }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </section>
     </div>

@@ -1,6 +1,7 @@
 import type { LiveNamespace } from "@tide/api";
 import styles from "../hosts.module.css";
 import { CounterChart } from "./counter-chart";
+import { TableScroll } from "~/components/table-scroll";
 
 function nsTitle(ns: LiveNamespace): string {
   if (ns.netns.root) return "root namespace";
@@ -29,7 +30,7 @@ export function NamespacePanel({ ns, counters }: { ns: LiveNamespace; counters: 
         {listeners.length === 0 ? (
           <p className="muted">No LISTEN sockets reported.</p>
         ) : (
-          <div className="table-scroll">
+          <TableScroll label={`Listening sockets in ${nsTitle(ns)}`}>
             <table className="data" data-testid="listeners-table">
               <caption className="sr-only">Listening sockets in {nsTitle(ns)}</caption>
               <thead>
@@ -95,7 +96,7 @@ export function NamespacePanel({ ns, counters }: { ns: LiveNamespace; counters: 
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </div>
     </section>
