@@ -7,7 +7,8 @@ export interface Bucket {
 }
 
 const WIDTH = 260;
-const HEIGHT = 54;
+/** Bar area in px: low enough that a table of ten commands stays a screen tall. */
+const HEIGHT = 34;
 
 /** 1 µs, 16 µs, 1.0 ms, 33 ms, 1.0 s. */
 export function formatUs(us: number | null): string {
