@@ -5,6 +5,8 @@ import type { OpenApiMeta } from "trpc-to-openapi";
 import { ZodError, z } from "zod";
 import type { Context } from "./context";
 import { busyErrorFrom } from "./db";
+import { refusedAttempt } from "./services/audit-refusal.plan";
+import { recordRefusal } from "./services/audit.service";
 
 /** TideError code -> tRPC code (which trpc-to-openapi turns into the HTTP status). */
 export const trpcCodeFor: Record<keyof typeof errorCodes, TRPC_ERROR_CODE_KEY> = {
@@ -122,9 +124,35 @@ const storableInput = t.middleware(async ({ getRawInput, next }) => {
   return next();
 });
 
+/**
+ * Record every refused mutation (409 conflict, 403 forbidden) in the audit log as "refused", with
+ * the API's reason: the one place that sees every procedure's outcome, so a refused drain and a
+ * viewer's forbidden call are both on record. Outermost, so it sees the codes tideErrors mapped.
+ * Writing the event never changes the caller's answer: a failure to record is only logged.
+ */
+const auditRefusals = t.middleware(async ({ ctx, path, type, getRawInput, next }) => {
+  const result = await next();
+  if (!result.ok && type === "mutation") {
+    const attempt = refusedAttempt({
+      path,
+      type,
+      code: result.error.code,
+      message: result.error.message,
+      rawInput: await getRawInput().catch(() => undefined),
+      actor: ctx.actor,
+    });
+    if (attempt) {
+      await recordRefusal(ctx.db, attempt).catch((e: unknown) => {
+        console.error(`audit: could not record a refused ${path}:`, e);
+      });
+    }
+  }
+  return result;
+});
+
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
-export const publicProcedure = t.procedure.use(tideErrors).use(storableInput);
+export const publicProcedure = t.procedure.use(auditRefusals).use(tideErrors).use(storableInput);
 
 const HOST_TOKEN_REFUSED =
   "Host tokens (tide_host_…) can only call the agent endpoints (/api/v1/agent/…); use an API token (tide_…).";

@@ -124,23 +124,6 @@ export const TransitionPreview = z.object({
 
 export const TransitionResult = z.object({ proxy: Proxy, tableVersion: TableVersionSummary });
 
-export const AuditEntry = z
-  .object({
-    id: z.string(),
-    actor: z.string().describe("Who: user email or 'token NAME (email)'"),
-    actorKind: z.enum(["user", "token", "system"]),
-    action: z.string().describe("What, e.g. proxy.drain"),
-    targetType: z.string(),
-    targetId: z.string(),
-    poolId: z.string().nullable(),
-    before: z.unknown(),
-    after: z.unknown(),
-    reason: z.string(),
-    tableVersionId: z.string().nullable(),
-    createdAt: z.string().datetime(),
-  })
-  .describe("An audit event");
-
 export const Paged = <T extends z.ZodType>(item: T) =>
   z.object({ items: z.array(item), nextCursor: z.string().nullable() });
 

@@ -5,6 +5,7 @@ export {
   type ProxyState,
   type Role,
   type ActorKind,
+  type AuditOutcome,
   type FindingSeverity,
   type FindingStatus,
   type FindingEventType,

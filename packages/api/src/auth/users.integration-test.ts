@@ -33,7 +33,7 @@ async function usersSnapshot() {
       orderBy: { id: "asc" },
     }),
     db.session.count(),
-    db.auditEvent.count({ where: { targetType: "user" } }),
+    db.auditEvent.count({ where: { targetType: "user", outcome: "done" } }), // refusals are kept as refused
   ]);
   return { users, sessions, audit };
 }

@@ -155,8 +155,8 @@ describe("host tokens", () => {
     expect(
       (
         await db.auditEvent.findMany({ where: { targetId: s.summary.id }, orderBy: { createdAt: "asc" } })
-      ).map((a) => a.action),
-    ).toEqual(["host_token.create", "host_token.revoke"]);
+      ).map((a) => `${a.action} ${a.outcome}`),
+    ).toEqual(["host_token.create done", "host_token.revoke done", "host_token.revoke refused"]);
     // Only admins issue host tokens.
     await expect(callerFor(db, s.operator).hostTokens.create({ hostname: "x" })).rejects.toThrow(/admin/);
   });
@@ -359,7 +359,9 @@ describe("ingest and findings", () => {
     expect((await rest("POST", `/findings/${id}/acknowledge`, { token: s.apiToken, body: {} })).status).toBe(
       409,
     );
-    expect(await db.auditEvent.count({ where: { action: "finding.acknowledge", targetId: id } })).toBe(1);
+    expect(
+      await db.auditEvent.count({ where: { action: "finding.acknowledge", targetId: id, outcome: "done" } }),
+    ).toBe(1);
 
     // Still overflowing: stays acknowledged; then flat: resolves.
     await rest("POST", "/agent/observations", { token: s.hostToken, body: batch(60, 120, risingThenFlat) });

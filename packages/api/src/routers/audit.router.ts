@@ -1,20 +1,31 @@
-import { safeText } from "@tide/contracts";
-import { AuditEntry, Paged, PoolId } from "@tide/contracts";
+import { AuditEntry, AuditFacets, AuditListInput, Paged } from "@tide/contracts";
 import { z } from "zod";
-import { listAudit } from "../services/audit.service";
+import { auditFacets, listAudit } from "../services/audit.service";
 import { readProcedure, router } from "../trpc";
 
 export const auditRouter = router({
   list: readProcedure
-    .meta({ openapi: { method: "GET", path: "/audit", tags: ["audit"], summary: "Audit log, newest first" } })
-    .input(
-      z.object({
-        poolId: PoolId.optional(),
-        targetId: safeText().max(200).optional(),
-        limit: z.coerce.number().int().min(1).max(200).default(50),
-        cursor: safeText().max(200).optional(),
-      }),
-    )
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/audit",
+        tags: ["audit"],
+        summary: "Audit log, newest first (filter by pool, target, action, actor, outcome and time)",
+      },
+    })
+    .input(AuditListInput)
     .output(Paged(AuditEntry))
     .query(({ ctx, input }) => listAudit(ctx.db, input)),
+  facets: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/audit/facets",
+        tags: ["audit"],
+        summary: "Actions and actors in the log",
+      },
+    })
+    .input(z.void())
+    .output(AuditFacets)
+    .query(({ ctx }) => auditFacets(ctx.db)),
 });

@@ -30,7 +30,7 @@ async function snapshot(poolId: string) {
       select: { id: true, state: true, healthy: true },
     }),
     db.tableVersion.count({ where: { poolId } }),
-    db.auditEvent.count({ where: { poolId } }),
+    db.auditEvent.count({ where: { poolId, outcome: "done" } }), // refused attempts are recorded as refused
   ]);
   return { proxies, versions, audit };
 }
