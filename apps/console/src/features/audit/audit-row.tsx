@@ -1,33 +1,79 @@
 import Link from "next/link";
 import { UtcTime } from "~/components/time-ago";
-import styles from "./audit.module.css";
 import type { RouterOutputs } from "~/trpc/types";
-import { compactChange } from "./compact-change";
+import { changedFields } from "./audit-change";
+import styles from "./audit.module.css";
 
 type Entry = RouterOutputs["audit"]["list"]["items"][number];
 
+/** Where a target type's own page is, when it has one. */
+function targetHref(e: Entry): string | null {
+  if (e.targetType === "pool") return `/pools/${e.targetId}`;
+  if (e.targetType === "host") return `/hosts/${e.targetId}`;
+  if (e.poolId) return `/pools/${e.poolId}`;
+  return null;
+}
+
+/** The target by name (its id on hover); an id only when the name is not known. */
 function Target({ e }: { e: Entry }) {
-  const id = <span className="mono">{e.targetId}</span>;
-  if (e.targetType === "pool") return <Link href={`/pools/${e.targetId}`}>pool {id}</Link>;
-  if (e.poolId) {
-    return (
-      <Link href={`/pools/${e.poolId}`}>
-        {e.targetType} {id}
-      </Link>
-    );
-  }
+  if (!e.targetId) return <span className="muted">{e.targetType}</span>;
+  const label = e.targetName ?? e.targetId;
+  const name = (
+    <span className={e.targetName ? undefined : "mono"} title={`${e.targetType} ${e.targetId}`}>
+      {label}
+    </span>
+  );
+  const href = targetHref(e);
+  const inPool =
+    e.poolName && e.targetType !== "pool" ? <span className="muted"> in {e.poolName}</span> : null;
   return (
     <>
-      {e.targetType} {id}
+      <span className={styles.kind}>{e.targetType.replace("_", " ")}</span>{" "}
+      {href ? <Link href={href}>{name}</Link> : name}
+      {inPool}
     </>
   );
 }
 
-export function AuditRow({ entry: e }: { entry: Entry }) {
-  const change = compactChange(e.before, e.after);
-  const full = `${JSON.stringify(e.before)} → ${JSON.stringify(e.after)}`;
+function Change({ e }: { e: Entry }) {
+  const fields = changedFields(e.before, e.after);
+  if (fields.length === 0) return <span className="muted">—</span>;
   return (
-    <tr data-testid="audit-row" data-action={e.action} data-target-id={e.targetId}>
+    <ul className={styles.change} data-testid="audit-change">
+      {fields.map((f) => (
+        <li key={f.field}>
+          {f.field && <span className={styles.field}>{f.field}: </span>}
+          {f.before === null ? (
+            <span className={styles.after}>{f.after}</span>
+          ) : f.after === null ? (
+            <>
+              <del className={styles.before}>{f.before}</del> <span className="muted">(removed)</span>
+            </>
+          ) : (
+            <>
+              <span className={styles.before}>{f.before}</span>
+              <span className={styles.arrow} aria-label="changed to">
+                →
+              </span>
+              <span className={styles.after}>{f.after}</span>
+            </>
+          )}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+export function AuditRow({ entry: e }: { entry: Entry }) {
+  const refused = e.outcome === "refused";
+  return (
+    <tr
+      data-testid="audit-row"
+      data-action={e.action}
+      data-outcome={e.outcome}
+      data-target-id={e.targetId}
+      className={refused ? styles.refused : undefined}
+    >
       <td>
         <UtcTime iso={e.createdAt} />
       </td>
@@ -35,21 +81,34 @@ export function AuditRow({ entry: e }: { entry: Entry }) {
         {e.actor}
         <span className={styles.kind}>{e.actorKind}</span>
       </td>
-      <td className="mono">{e.action}</td>
       <td>
+        <span className="mono">{e.action}</span>
+        {refused && (
+          <span className={styles.refusedBadge} data-testid="audit-refused">
+            refused
+          </span>
+        )}
+      </td>
+      <td className={styles.target}>
         <Target e={e} />
       </td>
-      <td className={styles.reason} title={e.reason}>
+      <td className={styles.reason} title={e.reason || undefined}>
         {e.reason || <span className="muted">—</span>}
       </td>
-      <td className={styles.json} title={full}>
-        {change.before}
-        <span className={styles.arrow}>→</span>
-        {change.after}
+      <td className={styles.changeCell}>
+        {refused ? (
+          <span className={styles.refusal} data-testid="audit-refusal">
+            {e.refusal}
+          </span>
+        ) : (
+          <Change e={e} />
+        )}
       </td>
       <td>
-        {e.tableVersionId && e.poolId ? (
-          <Link href={`/pools/${e.poolId}/versions?to=${e.tableVersionId}`}>diff</Link>
+        {e.tableVersion !== null && e.poolId ? (
+          <Link href={`/pools/${e.poolId}/versions?to=${e.tableVersion}`} title="What this version changed">
+            v{e.tableVersion}
+          </Link>
         ) : null}
       </td>
     </tr>

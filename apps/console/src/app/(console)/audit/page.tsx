@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { filtersFromSearch, queryFromFilters } from "~/features/audit/audit-filters";
 import { AUDIT_PAGE } from "~/features/audit/audit-page-size";
 import { AuditView } from "~/features/audit/audit-view";
 import { getQueryClient, HydrateClient, trpc } from "~/trpc/server";
@@ -8,23 +9,23 @@ export const metadata: Metadata = { title: "Audit log" };
 export default async function AuditPage({
   searchParams,
 }: {
-  searchParams: Promise<{ pool?: string | string[] }>;
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const { pool } = await searchParams;
-  const poolId = typeof pool === "string" && pool !== "" ? pool : null;
+  const { filters, dropped } = filtersFromSearch(await searchParams);
   const queryClient = getQueryClient();
   await Promise.all([
     queryClient.prefetchQuery(trpc.pools.list.queryOptions()),
+    queryClient.prefetchQuery(trpc.audit.facets.queryOptions()),
     queryClient.prefetchInfiniteQuery(
       trpc.audit.list.infiniteQueryOptions(
-        { poolId: poolId ?? undefined, limit: AUDIT_PAGE },
+        { ...queryFromFilters(filters), limit: AUDIT_PAGE },
         { getNextPageParam: (last) => last.nextCursor ?? undefined },
       ),
     ),
   ]);
   return (
     <HydrateClient>
-      <AuditView poolId={poolId} />
+      <AuditView filters={filters} dropped={dropped} />
     </HydrateClient>
   );
 }
