@@ -77,7 +77,7 @@ export function AuditRow({ entry: e }: { entry: Entry }) {
       <td>
         <UtcTime iso={e.createdAt} />
       </td>
-      <td>
+      <td className={styles.actor}>
         {e.actor}
         <span className={styles.kind}>{e.actorKind}</span>
       </td>
