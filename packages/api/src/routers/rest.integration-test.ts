@@ -100,6 +100,22 @@ describe("REST /api/v1 generated from the tRPC procedures", () => {
     });
     expect(explain.status).toBe(200);
     expect((explain.body as { primary: { address: string } }).primary.address).not.toBe(p.address);
+    // A destination that is not one of the pool's binds never reaches its table: refused, plainly.
+    const atBind = await rest(
+      "GET",
+      `/tables/${items[0]!.id}/explain?srcAddr=198.51.100.9&srcPort=40000&dstAddr=203.0.113.10&dstPort=443`,
+      { token: t.read },
+    );
+    expect(atBind.status).toBe(200);
+    const elsewhere = await rest(
+      "GET",
+      `/tables/${items[0]!.id}/explain?srcAddr=198.51.100.9&srcPort=40000&dstAddr=192.0.2.99&dstPort=443`,
+      { token: t.read },
+    );
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.body!.message).toBe(
+      "192.0.2.99:443 is not a bind of pool web, so its packets never reach this table (its binds: tcp/203.0.113.10:443). Leave the destination empty or use one of them.",
+    );
   });
 
   it("downloads a version as the exact GLBD bytes, with its hash", async () => {

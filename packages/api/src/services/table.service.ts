@@ -9,6 +9,7 @@ import {
   tableContentHash,
   type ForwardingTable,
 } from "@tide/forwarding";
+import { destinationRefusal } from "./explain-destination.plan";
 import { toVersionSummary } from "./fleet.service";
 import { buildTableForPool } from "./table-builder";
 
@@ -313,6 +314,17 @@ export async function explainInVersion(
   },
 ) {
   const row = await versionOrThrow(db, input.versionId);
+  if (input.dstAddr !== undefined) {
+    const pool = await db.pool.findUniqueOrThrow({
+      where: { id: row.poolId },
+      select: {
+        name: true,
+        binds: { select: { address: true, prefixBits: true, proto: true, portStart: true, portEnd: true } },
+      },
+    });
+    const refusal = destinationRefusal(pool.name, pool.binds, input.dstAddr, input.dstPort);
+    if (refusal) throw new TideError("bad_request", refusal, { fields: { dstAddr: refusal } });
+  }
   const { table, backends } = decodeVersion(row);
   // A v3 version carries the fields it was built with; a v2 one (written before tables carried
   // them) is explained with the pool's fields, which is what its directors were configured with.
