@@ -1,46 +1,116 @@
 "use client";
 
-import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
+import { useQuery } from "@tanstack/react-query";
+import { useEffect, useRef, useState, type FormEvent } from "react";
 import { ErrorNotice } from "~/components/error-notice";
+import { fieldErrorsOf } from "~/components/field-errors";
 import { useTRPC } from "~/trpc/react";
 import styles from "./forwarding-table.module.css";
 import { parseEndpoint } from "./parse-endpoint";
 import { formatRowHex } from "./row-number";
 
+interface Flow {
+  srcAddr: string;
+  srcPort?: number;
+  dstAddr?: string;
+  dstPort?: number;
+}
+
+/** The flow two input texts describe, or the plain reason they do not describe one. */
+function flowOf(client: string, destination: string): Flow | string {
+  const src = parseEndpoint(client);
+  if (typeof src === "string") return `Client: ${src}`;
+  const dst = destination.trim() === "" ? null : parseEndpoint(destination);
+  if (typeof dst === "string") return `Destination: ${dst}`;
+  return {
+    srcAddr: src.address,
+    ...(src.port !== undefined ? { srcPort: src.port } : {}),
+    ...(dst ? { dstAddr: dst.address } : {}),
+    ...(dst?.port !== undefined ? { dstPort: dst.port } : {}),
+  };
+}
+
+/** Field names of the explain call, as the form labels them. */
+const FIELD_LABELS: Record<string, string> = {
+  srcAddr: "Client address",
+  srcPort: "Client port",
+  dstAddr: "Destination",
+  dstPort: "Destination port",
+};
+
+/** A refused explain in plain words: the server's sentence, or the field it could not read. */
+function ExplainError({ error }: { error: unknown }) {
+  const fields = Object.entries(fieldErrorsOf(error));
+  const message = error instanceof Error ? error.message : "";
+  if (fields.length === 0 || !message.startsWith("Invalid input:")) {
+    return <ErrorNotice error={error} testId="explain-error" />;
+  }
+  return (
+    <p role="alert" className={styles.error} data-testid="explain-error">
+      {fields.map(([path, text]) => `${FIELD_LABELS[path] ?? path}: ${text}`).join(" ")}
+    </p>
+  );
+}
+
 /**
  * Which row (and so which proxies) a client's packets use, computed by the server with the pool's
- * hash key and hash fields. The row is highlighted and scrolled into view.
+ * hash key and hash fields. The row is highlighted and scrolled into view. The explained flow is
+ * part of the page's URL (`initial` restores it); editing either field clears the old answer.
  */
-export function ExplainFlow({ versionId, onRow }: { versionId: string; onRow: (row: number) => void }) {
+export function ExplainFlow({
+  versionId,
+  initial,
+  onRow,
+  onExplained,
+}: {
+  versionId: string;
+  initial: { src: string; dst: string };
+  onRow: (row: number) => void;
+  onExplained: (src: string, dst: string) => void;
+}) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const [client, setClient] = useState("");
-  const [destination, setDestination] = useState("");
+  const [client, setClient] = useState(initial.src);
+  const [destination, setDestination] = useState(initial.dst);
   const [inputError, setInputError] = useState<string | null>(null);
+  const restored = initial.src === "" ? null : flowOf(initial.src, initial.dst);
+  const [asked, setAsked] = useState<Flow | null>(typeof restored === "object" ? restored : null);
+  // A flow restored from the URL shows its answer without moving the row the URL selected.
+  const jumpOnAnswer = useRef(false);
 
-  const explain = useMutation({
-    mutationFn: (input: { srcAddr: string; srcPort?: number; dstAddr?: string; dstPort?: number }) =>
-      queryClient.fetchQuery(trpc.tables.explain.queryOptions({ versionId, ...input })),
-    onSuccess: (result) => onRow(result.row),
+  const explain = useQuery({
+    ...trpc.tables.explain.queryOptions({ versionId, ...(asked ?? { srcAddr: "" }) }),
+    enabled: asked !== null,
+    staleTime: Infinity,
+    retry: false,
   });
+
+  const r = asked ? explain.data : undefined;
+  useEffect(() => {
+    if (r && jumpOnAnswer.current) {
+      jumpOnAnswer.current = false;
+      onRow(r.row);
+    }
+  }, [r, onRow]);
+
+  function edited() {
+    setInputError(null);
+    if (asked) {
+      setAsked(null);
+      onExplained("", "");
+    }
+  }
 
   function submit(e: FormEvent) {
     e.preventDefault();
-    const src = parseEndpoint(client);
-    if (typeof src === "string") return setInputError(src);
-    const dst = destination.trim() === "" ? null : parseEndpoint(destination);
-    if (typeof dst === "string") return setInputError(`Destination: ${dst}`);
+    const flow = flowOf(client, destination);
+    if (typeof flow === "string") return setInputError(flow);
     setInputError(null);
-    explain.mutate({
-      srcAddr: src.address,
-      srcPort: src.port,
-      dstAddr: dst?.address,
-      dstPort: dst?.port,
-    });
+    jumpOnAnswer.current = true;
+    setAsked(flow);
+    onExplained(client.trim(), destination.trim());
+    if (r && JSON.stringify(flow) === JSON.stringify(asked)) onRow(r.row);
   }
 
-  const r = explain.data;
   return (
     <section className="panel" aria-labelledby="explain-heading">
       <header>
@@ -52,7 +122,10 @@ export function ExplainFlow({ versionId, onRow }: { versionId: string; onRow: (r
             Client address[:port]
             <input
               value={client}
-              onChange={(e) => setClient(e.target.value)}
+              onChange={(e) => {
+                setClient(e.target.value);
+                edited();
+              }}
               placeholder="198.51.100.7:45678 or [2001:db8::7]:45678"
               data-testid="explain-src"
             />
@@ -61,7 +134,10 @@ export function ExplainFlow({ versionId, onRow }: { versionId: string; onRow: (r
             Destination (VIP) address[:port], optional
             <input
               value={destination}
-              onChange={(e) => setDestination(e.target.value)}
+              onChange={(e) => {
+                setDestination(e.target.value);
+                edited();
+              }}
               placeholder="192.0.2.10:443"
               data-testid="explain-dst"
             />
@@ -70,7 +146,7 @@ export function ExplainFlow({ versionId, onRow }: { versionId: string; onRow: (r
             <button
               type="submit"
               className="primary small"
-              disabled={explain.isPending}
+              disabled={asked !== null && explain.isFetching}
               data-testid="explain-submit"
             >
               Explain
@@ -78,11 +154,11 @@ export function ExplainFlow({ versionId, onRow }: { versionId: string; onRow: (r
           </div>
         </form>
         {inputError && (
-          <p className={styles.error} role="alert">
+          <p className={styles.error} role="alert" data-testid="explain-input-error">
             {inputError}
           </p>
         )}
-        {explain.error && <ErrorNotice error={explain.error} />}
+        {asked && explain.error && <ExplainError error={explain.error} />}
         {r && (
           <dl className={styles.kv} data-testid="explain-result" data-row={r.row}>
             <dt>Row</dt>

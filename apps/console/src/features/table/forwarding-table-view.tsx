@@ -9,14 +9,16 @@ import { ErrorNotice } from "~/components/error-notice";
 import { HashPrefix } from "~/components/hash-prefix";
 import { usePageKeys } from "~/components/use-page-keys";
 import { useTRPC } from "~/trpc/react";
-import { countSlots, decodeSlots, rowsWithSlot } from "./decode-rows";
+import { countSlots, decodeSlots, type FilterColumn, rowsWithSlot } from "./decode-rows";
 import { ExplainFlow } from "./explain-flow";
 import styles from "./forwarding-table.module.css";
 import { JumpToRow } from "./jump-to-row";
-import { RowFilter, type RowFilterValue } from "./row-filter";
+import { distinctHostParts } from "./host-labels";
+import { RowFilter } from "./row-filter";
 import { RowList, type RowListHandle } from "./row-list";
 import { bySlot } from "./table-backend";
 import { TableShares } from "./table-shares";
+import { searchFromTableState, tableStateFromSearch, type TableUrlState } from "./table-url";
 import { VersionPicker } from "./version-picker";
 
 /** Rows of one version, decoded once (versions are immutable, so the query never goes stale). */
@@ -44,21 +46,64 @@ function useDecodedRows(versionId: string) {
   return { error: rows.error, decoded };
 }
 
-function TableOfVersion({ poolId, version }: { poolId: string; version: TableVersionSummary }) {
+/** Rows of one proxy (by id: stable across versions), as primary, secondary or either. */
+interface ProxyFilter {
+  proxyId: string | null;
+  column: FilterColumn;
+}
+
+function TableOfVersion({
+  poolId,
+  version,
+  urlVersion,
+  initial,
+}: {
+  poolId: string;
+  version: TableVersionSummary;
+  /** The version the URL names (null: the current one), kept as is when the view is written back. */
+  urlVersion: number | null;
+  initial: TableUrlState;
+}) {
   const { error, decoded } = useDecodedRows(version.id);
-  const [filter, setFilter] = useState<RowFilterValue>({ slot: null, column: "either" });
-  const [highlight, setHighlight] = useState<number | null>(null);
-  const [scrollTo, setScrollTo] = useState<number | null>(null);
+  const [filter, setFilter] = useState<ProxyFilter>({ proxyId: initial.proxy, column: initial.column });
+  const [highlight, setHighlight] = useState<number | null>(initial.row);
+  const [scrollTo, setScrollTo] = useState<number | null>(initial.row);
+  const [explained, setExplained] = useState<{ src: string; dst: string }>({
+    src: initial.src,
+    dst: initial.dst,
+  });
   const list = useRef<RowListHandle>(null);
   const jumpInput = useRef<HTMLInputElement>(null);
 
+  // The filter names a proxy by id; this version's rows name it by slot.
+  const slot = useMemo(
+    () => decoded?.backends.find((b) => b.proxyId === filter.proxyId)?.slot ?? null,
+    [decoded, filter.proxyId],
+  );
+  const missingProxy = decoded !== null && filter.proxyId !== null && slot === null;
   const filtered = useMemo(
     () =>
-      decoded && filter.slot !== null
-        ? rowsWithSlot(decoded.primary, decoded.secondary, filter.slot, filter.column)
-        : null,
-    [decoded, filter],
+      decoded && slot !== null ? rowsWithSlot(decoded.primary, decoded.secondary, slot, filter.column) : null,
+    [decoded, slot, filter.column],
   );
+  const hostParts = useMemo(
+    () => distinctHostParts(decoded?.backends.map((b) => b.hostname) ?? []),
+    [decoded],
+  );
+
+  // The view lives in the URL (reload and links restore it); replaceState: no server round trip.
+  useEffect(() => {
+    const search = searchFromTableState(urlVersion, {
+      row: highlight,
+      proxy: filter.proxyId,
+      column: filter.column,
+      src: explained.src,
+      dst: explained.dst,
+    });
+    const url = `/pools/${poolId}/table${search}`;
+    if (`${window.location.pathname}${window.location.search}` !== url)
+      window.history.replaceState(null, "", url);
+  }, [poolId, urlVersion, highlight, filter, explained]);
 
   // Scroll once the list shows the rows the target is in (a jump may have cleared the filter).
   useEffect(() => {
@@ -70,12 +115,19 @@ function TableOfVersion({ poolId, version }: { poolId: string; version: TableVer
 
   const goToRow = useCallback(
     (row: number) => {
-      if (filtered && filtered.indexOf(row) < 0) setFilter((f) => ({ ...f, slot: null }));
+      if (filtered && filtered.indexOf(row) < 0) setFilter((f) => ({ ...f, proxyId: null }));
       setHighlight(row);
       setScrollTo(row);
     },
     [filtered],
   );
+
+  /** A new filter shows its rows from the top, wherever an earlier jump had scrolled to. */
+  const changeFilter = useCallback((next: ProxyFilter) => {
+    setFilter(next);
+    setScrollTo(null);
+    list.current?.scrollToTop();
+  }, []);
 
   const onKey = useCallback((key: string) => {
     if (key !== "/") return false;
@@ -90,8 +142,14 @@ function TableOfVersion({ poolId, version }: { poolId: string; version: TableVer
       <div className={`panel ${styles.toolbar}`}>
         <RowFilter
           backends={decoded?.backends ?? []}
-          value={filter}
-          onChange={setFilter}
+          value={{ slot, column: filter.column }}
+          onChange={(v) =>
+            changeFilter({
+              proxyId:
+                v.slot === null ? null : (decoded?.backends.find((b) => b.slot === v.slot)?.proxyId ?? null),
+              column: v.column,
+            })
+          }
           matches={filtered ? filtered.length : null}
         />
         <JumpToRow ref={jumpInput} onJump={goToRow} />
@@ -104,14 +162,20 @@ function TableOfVersion({ poolId, version }: { poolId: string; version: TableVer
           Download GLBD
         </a>
       </div>
+      {missingProxy && (
+        <p className="muted" role="status" data-testid="filter-missing">
+          The proxy this link filters by is not in version {version.version}; showing every row.
+        </p>
+      )}
       <div className={styles.layout}>
-        <div className="panel">
+        <div className={`panel ${styles.rowsPanel}`}>
           {decoded ? (
             <RowList
               ref={list}
               primary={decoded.primary}
               secondary={decoded.secondary}
               backends={decoded.slots}
+              hostParts={hostParts}
               rows={filtered}
               highlightRow={highlight}
             />
@@ -122,14 +186,24 @@ function TableOfVersion({ poolId, version }: { poolId: string; version: TableVer
           )}
         </div>
         <div className={styles.side}>
-          <ExplainFlow versionId={version.id} onRow={goToRow} />
+          <ExplainFlow
+            versionId={version.id}
+            initial={initial}
+            onRow={goToRow}
+            onExplained={(src, dst) => setExplained({ src, dst })}
+          />
           {decoded && (
             <TableShares
               backends={decoded.backends}
               primaryCounts={decoded.primaryCounts}
               secondaryCounts={decoded.secondaryCounts}
-              selectedSlot={filter.slot}
-              onSelect={(slot) => setFilter((f) => ({ ...f, slot }))}
+              selectedSlot={slot}
+              onSelect={(s) =>
+                changeFilter({
+                  ...filter,
+                  proxyId: s === null ? null : (decoded.backends.find((b) => b.slot === s)?.proxyId ?? null),
+                })
+              }
             />
           )}
         </div>
@@ -139,7 +213,15 @@ function TableOfVersion({ poolId, version }: { poolId: string; version: TableVer
 }
 
 /** The forwarding table of a pool at one version (the current one unless ?version=N). */
-export function ForwardingTableView({ poolId, version }: { poolId: string; version: number | null }) {
+export function ForwardingTableView({
+  poolId,
+  version,
+  initial,
+}: {
+  poolId: string;
+  version: number | null;
+  initial: TableUrlState;
+}) {
   const trpc = useTRPC();
   const router = useRouter();
   const pool = useQuery(trpc.pools.get.queryOptions({ poolId }));
@@ -160,7 +242,13 @@ export function ForwardingTableView({ poolId, version }: { poolId: string; versi
           <VersionPicker
             versions={items}
             value={chosen.version}
-            onChange={(v) => router.replace(`/pools/${poolId}/table?version=${v}`, { scroll: false })}
+            onChange={(v) => {
+              // Another version keeps the row, filter and flow the URL holds now.
+              const now = tableStateFromSearch(
+                Object.fromEntries(new URLSearchParams(window.location.search)),
+              );
+              router.replace(`/pools/${poolId}/table${searchFromTableState(v, now)}`, { scroll: false });
+            }}
           />
         )}
         {chosen && (
@@ -178,7 +266,13 @@ export function ForwardingTableView({ poolId, version }: { poolId: string; versi
             : `Version ${version} is not among the latest 200.`}
         </p>
       ) : (
-        <TableOfVersion key={chosen.id} poolId={poolId} version={chosen} />
+        <TableOfVersion
+          key={chosen.id}
+          poolId={poolId}
+          version={chosen}
+          urlVersion={version}
+          initial={initial}
+        />
       )}
     </div>
   );

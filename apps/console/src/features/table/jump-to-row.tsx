@@ -15,7 +15,7 @@ export const JumpToRow = forwardRef<HTMLInputElement, { onJump: (row: number) =>
     e.preventDefault();
     const row = parseRowNumber(text);
     if (row === null) {
-      setError("0x0000–0xffff or 0–65535");
+      setError(`"${text.trim()}" is not a row: type 0x0000–0xffff or 0–65535.`);
       return;
     }
     setError(null);
@@ -28,7 +28,10 @@ export const JumpToRow = forwardRef<HTMLInputElement, { onJump: (row: number) =>
         <input
           ref={ref}
           value={text}
-          onChange={(e) => setText(e.target.value)}
+          onChange={(e) => {
+            setText(e.target.value);
+            setError(null); // a message about what was typed before is stale now
+          }}
           placeholder="0x1a2b or 6699  (/)"
           size={16}
           aria-invalid={error !== null}

@@ -12,14 +12,24 @@ const ROW_H = 22;
 export interface RowListHandle {
   /** Scroll so the row at this list position is centred. */
   scrollToIndex: (index: number) => void;
+  /** Back to the first row (a new filter starts at the top of its rows). */
+  scrollToTop: () => void;
 }
 
-function Cell({ backend, slot }: { backend: TableBackend | undefined; slot: number }) {
+/**
+ * A proxy in a row: its host name and address; on a narrow screen only the part of the name that
+ * tells the pool's proxies apart ("…02"), the full name on hover and for screen readers.
+ */
+function Cell({ backend, slot, part }: { backend: TableBackend | undefined; slot: number; part: string }) {
   if (!backend) return <span className={styles.notDrawn}>slot {slot}?</span>;
   return (
     <span className={styles.cell} title={`${backend.hostname} ${backend.address} (${backend.state})`}>
       <span className={styles.swatch} style={{ background: backendColor(slot) }} aria-hidden="true" />
-      {backend.hostname} <span className={styles.addr}>{backend.address}</span>
+      <span className={styles.hostFull}>{backend.hostname}</span>
+      <span className={styles.hostPart} aria-hidden="true" data-testid="host-part">
+        {part}
+      </span>{" "}
+      <span className={styles.addr}>{backend.address}</span>
     </span>
   );
 }
@@ -34,11 +44,13 @@ export const RowList = forwardRef<
     primary: Uint8Array;
     secondary: Uint8Array;
     backends: (TableBackend | undefined)[];
+    /** Host name -> its distinguishing part, for narrow screens. */
+    hostParts: ReadonlyMap<string, string>;
     /** Row numbers to show, in order; null = all 65,536. */
     rows: Uint32Array | null;
     highlightRow: number | null;
   }
->(function RowList({ primary, secondary, backends, rows, highlightRow }, ref) {
+>(function RowList({ primary, secondary, backends, hostParts, rows, highlightRow }, ref) {
   const scrollerRef = useRef<HTMLDivElement>(null);
   const count = rows ? rows.length : TABLE_ROWS;
   const virtualizer = useVirtualizer({
@@ -53,7 +65,10 @@ export const RowList = forwardRef<
 
   useImperativeHandle(
     ref,
-    () => ({ scrollToIndex: (index) => virtualizer.scrollToIndex(index, { align: "center" }) }),
+    () => ({
+      scrollToIndex: (index) => virtualizer.scrollToIndex(index, { align: "center" }),
+      scrollToTop: () => virtualizer.scrollToOffset(0),
+    }),
     [virtualizer],
   );
 
@@ -87,6 +102,7 @@ export const RowList = forwardRef<
               role="row"
               aria-rowindex={item.index + 2}
               className={`${styles.row} ${row === highlightRow ? styles.highlight : ""}`}
+              aria-current={row === highlightRow ? "true" : undefined}
               style={{ transform: `translateY(${item.start}px)` }}
               data-testid="table-row"
               data-row={row}
@@ -96,10 +112,18 @@ export const RowList = forwardRef<
                 {row}
               </span>
               <span role="cell">
-                <Cell backend={backends[p]} slot={p} />
+                <Cell
+                  backend={backends[p]}
+                  slot={p}
+                  part={hostParts.get(backends[p]?.hostname ?? "") ?? ""}
+                />
               </span>
               <span role="cell">
-                <Cell backend={backends[s]} slot={s} />
+                <Cell
+                  backend={backends[s]}
+                  slot={s}
+                  part={hostParts.get(backends[s]?.hostname ?? "") ?? ""}
+                />
               </span>
             </div>
           );

@@ -48,7 +48,7 @@ export function TableShares({
               title={`${b.hostname} ${b.address}: click to show only its rows`}
               data-address={b.address}
             >
-              <td>
+              <td className={styles.shareName}>
                 <span className={styles.cell}>
                   <span
                     className={styles.swatch}

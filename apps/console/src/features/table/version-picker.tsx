@@ -14,8 +14,8 @@ export function VersionPicker({
   onChange: (version: number) => void;
 }) {
   return (
-    <label>
-      Version{" "}
+    <label className={styles.versionLabel}>
+      Version
       <select
         value={value}
         onChange={(e) => onChange(Number(e.target.value))}

@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import { ForwardingTableView } from "~/features/table/forwarding-table-view";
+import { tableStateFromSearch } from "~/features/table/table-url";
 import { getQueryClient, HydrateClient, trpc } from "~/trpc/server";
 
 export const metadata: Metadata = { title: "Forwarding table" };
@@ -11,17 +12,19 @@ function parseVersion(v: string | string[] | undefined): number | null {
 
 /**
  * Prefetches the pool, its versions and the chosen version's rows on the server, so the first
- * screen of rows is in the HTML (no client round trip before rows show).
+ * screen of rows is in the HTML (no client round trip before rows show). The selected row, the
+ * proxy filter and the explained flow come from the URL too (?row=0xbb44&proxy=…&src=…).
  */
 export default async function TablePage({
   params,
   searchParams,
 }: {
   params: Promise<{ poolId: string }>;
-  searchParams: Promise<{ version?: string | string[] }>;
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
   const { poolId } = await params;
-  const version = parseVersion((await searchParams).version);
+  const search = await searchParams;
+  const version = parseVersion(search.version);
   const queryClient = getQueryClient();
   const [, versions] = await Promise.all([
     queryClient.prefetchQuery(trpc.pools.get.queryOptions({ poolId })),
@@ -31,7 +34,7 @@ export default async function TablePage({
   if (chosen) await queryClient.prefetchQuery(trpc.tables.rows.queryOptions({ versionId: chosen.id }));
   return (
     <HydrateClient>
-      <ForwardingTableView poolId={poolId} version={version} />
+      <ForwardingTableView poolId={poolId} version={version} initial={tableStateFromSearch(search)} />
     </HydrateClient>
   );
 }
