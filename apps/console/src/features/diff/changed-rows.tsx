@@ -12,7 +12,7 @@ export function ChangedRows({ diff }: { diff: TableDiff }) {
         First {diff.sample.length} changed rows
         {more > 0 ? ` (of ${diff.rowsChanged.toLocaleString("en-US")})` : ""}
       </summary>
-      <div className={styles.sampleScroll}>
+      <div className={styles.sampleScroll} tabIndex={0} role="region" aria-label="Changed rows">
         <table className="data mono" data-testid="changed-rows">
           <thead>
             <tr>

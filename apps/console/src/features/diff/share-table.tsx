@@ -27,7 +27,7 @@ export function ShareTable({ shares }: { shares: TableDiff["shares"] }) {
       <tbody>
         {shares.map((s, i) => (
           <tr key={s.address} data-testid="share-row" data-address={s.address}>
-            <td title={`${s.hostname} ${s.address}`}>
+            <td title={`${s.hostname} ${s.address}`} className={styles.shareName}>
               <span className={styles.swatch} style={{ background: backendColor(i) }} aria-hidden="true" />
               {shortHost(s.hostname)} <span className="mono muted">{s.address}</span>
             </td>

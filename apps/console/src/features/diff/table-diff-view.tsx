@@ -14,7 +14,13 @@ export function TableDiffView({ diff }: { diff: TableDiff }) {
     <section data-testid="table-diff" aria-label="Table diff">
       <DiffStats diff={diff} />
       <div className={styles.columns}>
-        <div className={styles.shareTable}>
+        {/* Focusable: on a narrow screen it scrolls sideways, and keyboards must reach that too. */}
+        <div
+          className={styles.shareTable}
+          tabIndex={0}
+          role="region"
+          aria-label="Rows per proxy, before and after"
+        >
           <ShareTable shares={diff.shares} />
         </div>
         <ShareChart

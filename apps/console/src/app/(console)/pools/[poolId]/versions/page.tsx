@@ -30,7 +30,7 @@ export default async function VersionsPage({
   ]);
   return (
     <HydrateClient>
-      <VersionsView poolId={poolId} fromId={one(sp.from)} toId={one(sp.to)} />
+      <VersionsView poolId={poolId} fromRef={one(sp.from)} toRef={one(sp.to)} />
     </HydrateClient>
   );
 }
