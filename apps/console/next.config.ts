@@ -17,8 +17,9 @@ const config: NextConfig = {
   poweredByHeader: false,
   // Workspace packages ship TypeScript sources.
   transpilePackages: ["@tide/api", "@tide/contracts", "@tide/db", "@tide/forwarding"],
-  // Prisma's driver adapter and node-postgres stay as runtime requires on the server.
-  serverExternalPackages: ["@prisma/client", "@prisma/adapter-pg", "pg"],
+  // Prisma's driver adapter and node-postgres stay as runtime requires on the server; so does
+  // swagger-ui-dist, whose files the API docs route reads from where the package really is.
+  serverExternalPackages: ["@prisma/client", "@prisma/adapter-pg", "pg", "swagger-ui-dist"],
   async headers() {
     return [{ source: "/:path*", headers: securityHeaders }];
   },

@@ -1,0 +1,22 @@
+import { expect, signIn, test } from "../support/fixtures";
+import { watchConsoleErrors } from "../support/page-checks";
+
+/**
+ * The API docs are a page of the console (Swagger UI from its own copy, under its CSP), not raw
+ * JSON: the operations of /api/openapi.json show by path and summary, and nothing is blocked or
+ * failing in the browser console (a CSP violation is logged as an error).
+ */
+test("API docs render the operations, CSP-clean", async ({ page }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await signIn(page);
+  const errors = watchConsoleErrors(page);
+  const response = await page.goto("/docs");
+  expect(response?.headers()["content-security-policy"]).toContain("script-src 'self' 'nonce-");
+  const docs = page.getByTestId("api-docs");
+  await expect(docs.locator(".opblock").first()).toBeVisible();
+  await expect(docs).toContainText("Audit log, newest first");
+  await expect(docs).toContainText("/proxies/{proxyId}/drain");
+  expect(await docs.locator(".opblock").count()).toBeGreaterThan(20);
+  await expect(page.getByTestId("api-docs-error")).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
