@@ -105,7 +105,21 @@ function trusted(ctx: RuleContext, d: CounterDelta | null | undefined): WindowRa
   return { perSecond: perSecond(d), delta: d };
 }
 
-/** 1-minute average rate of a namespace counter, or null without enough data. */
+/**
+ * A rate as the narrative states it: per second with one decimal (as the evidence table shows it)
+ * and the time it is averaged over, which is the evidence's window: up to RATE_WINDOW_S, less
+ * while a host has not yet reported for that long. "2.4/s over the last 37 s".
+ */
+export function rateText(rate: WindowRate, unit = "/s"): string {
+  return `${rate.perSecond.toFixed(1)}${unit} ${overWindowText(rate)}`;
+}
+
+/** "over the last 37 s": the seconds a rate is averaged over, as the evidence's window shows them. */
+export function overWindowText(rate: WindowRate): string {
+  return `over the last ${Math.round(rate.delta.seconds)} s`;
+}
+
+/** Average rate of a namespace counter over the window, or null without enough data. */
 export function counterRate(ctx: RuleContext, inode: number, name: string): WindowRate | null {
   return trusted(ctx, ctx.window.rates?.namespaces.get(inode)?.counters.get(name));
 }

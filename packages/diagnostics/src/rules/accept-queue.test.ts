@@ -35,6 +35,17 @@ describe("accept_queue_overflow", () => {
     expect(f!.remedy.steps.map((s) => s.command)).toContain("sysctl -w net.core.somaxconn=8192");
   });
 
+  it("states the rate and the window the evidence shows, also before a full minute of samples", () => {
+    // 31 samples a second apart: the rate covers 30 s, not the 60 s the window may hold.
+    const obs = minute((t) =>
+      sample(t, { namespaces: [namespace(t, { ratePerS: { TcpExtListenOverflows: 2.5 } })] }),
+    ).slice(0, 31);
+    const [f] = overflow(obs);
+    expect(f!.evidence[0]).toMatchObject({ value: 2.5, ratePerSecond: 2.5, window: { seconds: 30 } });
+    expect(f!.explanation).toContain("2.5 connections per second (over the last 30 s)");
+    expect(f!.explanation).not.toContain("1-minute");
+  });
+
   it.each([
     [0.9, null],
     [1, null],

@@ -8,8 +8,10 @@ import {
   netnsExec,
   netnsLabel,
   netnsLabelCapitalized,
+  overWindowText,
   probeOn,
   rateEvidence,
+  rateText,
   severityAbove,
   subject,
   sysctlCommand,
@@ -129,7 +131,6 @@ function evaluateOverflow(ctx: RuleContext): Finding[] {
       base.push(valueEvidence(ctx, "net.core.somaxconn", ns.sysctls.somaxconn, "count"));
     }
     const where = netnsLabel(ns);
-    const perS = rate.perSecond.toFixed(1);
 
     if (ports.size === 0) {
       out.push(
@@ -140,9 +141,9 @@ function evaluateOverflow(ctx: RuleContext): Finding[] {
           title: `Accept queue overflow in ${where}`,
           evidence: base,
           explanation:
-            `In ${where}, ${perS} connections per second completed the TCP handshake and were then ` +
-            "dropped because their listener's accept queue was full (TcpExt ListenOverflows, 1-minute " +
-            "average). The application never sees them; clients retransmit and see multi-second " +
+            `In ${where}, ${rate.perSecond.toFixed(1)} connections per second (${overWindowText(rate)}) ` +
+            "completed the TCP handshake and were then dropped because their listener's accept queue was " +
+            "full (TcpExt ListenOverflows). The application never sees them; clients retransmit and see multi-second " +
             "connect times or timeouts. No probe or ss reading tied the drops to a port: check " +
             `\`${netnsExec(ns)}ss -ltn\` for LISTEN sockets with Recv-Q above Send-Q.` +
             somaxconnNote(ctx, ns),
@@ -178,9 +179,9 @@ function evaluateOverflow(ctx: RuleContext): Finding[] {
           explanation:
             `The listener on port ${p.port} in ${where} drops connections after the handshake: its ` +
             "accept queue is full, so completed connections are thrown away before the application " +
-            `sees them (${(p.probeRate?.perSecond ?? rate.perSecond).toFixed(1)}/s` +
-            (p.probeRate === null ? " for the namespace" : " on this port") +
-            ", 1-minute average)." +
+            `sees them (${rateText(p.probeRate ?? rate)}` +
+            (p.probeRate === null ? ", for the namespace" : ", on this port") +
+            ")." +
             (p.recvQ !== null
               ? ` ss showed Recv-Q ${p.recvQ} (queued now) above Send-Q ${p.sendQ} (backlog).`
               : "") +

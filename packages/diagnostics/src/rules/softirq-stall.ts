@@ -13,6 +13,7 @@ import {
   valueEvidence,
   type Rule,
   type RuleContext,
+  overWindowText,
 } from "../evaluation";
 import { histogramQuantile } from "../histogram";
 
@@ -101,7 +102,7 @@ function evaluate(ctx: RuleContext): Finding[] {
     if (dropSeverity !== null) {
       parts.push(
         `CPU ${cpu.cpu} dropped ${dropped!.perSecond.toFixed(1)} packets a second because its input backlog ` +
-          "(net.core.netdev_max_backlog) was full (softnet_stat dropped, 1-minute average).",
+          `(net.core.netdev_max_backlog) was full (softnet_stat dropped, ${overWindowText(dropped!)}).`,
       );
     }
     if (collapsing(ctx)) {

@@ -13,6 +13,7 @@ import {
   valueEvidence,
   type Rule,
   type RuleContext,
+  overWindowText,
 } from "../evaluation";
 import { SYN_FLOOD_COMPLETION_RATIO } from "../thresholds";
 
@@ -111,7 +112,7 @@ function evaluate(ctx: RuleContext): Finding[] {
           ],
           explanation:
             `In ${where} a listener's SYN queue was full ${cookies.perSecond.toFixed(1)} times a second ` +
-            '(1-minute average), so the kernel answered with SYN cookies (the kernel log says "Possible ' +
+            `(${overWindowText(cookies)}), so the kernel answered with SYN cookies (the kernel log says "Possible ` +
             'SYN flooding on port N. Sending cookies."). Connections still work, but cookie handshakes ' +
             "lose TCP options such as window scaling unless timestamps are on, which slows large transfers." +
             floodNote(extra.completion),
@@ -149,7 +150,7 @@ function evaluate(ctx: RuleContext): Finding[] {
           title: `SYNs dropped in ${where}: SYN queue full` + (cookiesOff ? ", cookies off" : ""),
           evidence,
           explanation:
-            `In ${where} ${drops.perSecond.toFixed(1)} SYNs a second (1-minute average) found the SYN queue ` +
+            `In ${where} ${drops.perSecond.toFixed(1)} SYNs a second (${overWindowText(drops)}) found the SYN queue ` +
             "full and were dropped (TcpExt TCPReqQFullDrop)" +
             (cookiesOff ? " because net.ipv4.tcp_syncookies is 0 in this namespace" : "") +
             ". Clients retransmit the SYN after 1 s, then 3 s, 7 s: users see connects taking seconds. " +

@@ -13,6 +13,7 @@ import {
   valueEvidence,
   type Rule,
   type RuleContext,
+  overWindowText,
 } from "../evaluation";
 import { TCP_RMEM_LARGE_BYTES, TCP_RMEM_SUGGESTED } from "../thresholds";
 
@@ -70,7 +71,8 @@ function evaluate(ctx: RuleContext): Finding[] {
         explanation:
           `Sockets in ${where} fill their receive buffers faster than the application reads them, so the ` +
           `kernel prunes them ${(prune?.perSecond ?? 0).toFixed(1)} times a second, collapsing ` +
-          `${(collapsed?.perSecond ?? 0).toFixed(0)} small packets a second into fewer (1-minute average). ` +
+          `${(collapsed?.perSecond ?? 0).toFixed(0)} small packets a second into fewer` +
+          `${(prune ?? collapsed) ? ` (${overWindowText((prune ?? collapsed)!)})` : ""}. ` +
           "That work runs inside the NET_RX softirq and holds every other packet on that CPU: with a 32 MiB " +
           "buffer a collapse took 21 ms, with 4 MiB a few ms." +
           (large ? ` tcp_rmem max here is ${mib(rmemMax!)}, so each collapse can take milliseconds.` : "") +

@@ -35,43 +35,55 @@ function num(v: number): string {
   return Number.isInteger(v) ? v.toLocaleString("en-US") : v.toFixed(2);
 }
 
+/**
+ * An evidence value as the finding's narrative states it: a rate per second with one decimal (the
+ * narrative says "2.5 connections per second"), anything else as it is.
+ */
+export function evidenceValue(e: Pick<Evidence, "value" | "unit">): string {
+  if (e.unit === "per_second") return `${e.value.toFixed(1)}/s`;
+  return `${num(e.value)}${unitSuffix[e.unit]}`;
+}
+
+/** The window a value covers, in the narrative's words: "over the last 30 s (to 17:31:05Z)". */
+export function evidenceWindow(e: Pick<Evidence, "window">): string {
+  if (!e.window) return "latest reading";
+  return `over the last ${Math.round(e.window.seconds)} s (to ${e.window.to.slice(11, 19)}Z)`;
+}
+
 function EvidenceTable({ evidence }: { evidence: Evidence[] }) {
   return (
-    <table className="data" data-testid="finding-evidence">
-      <thead>
-        <tr>
-          <th>Metric</th>
-          <th className="num">Value</th>
-          <th className="num">Rate</th>
-          <th className="num">Threshold warn / crit</th>
-          <th>Window</th>
-        </tr>
-      </thead>
-      <tbody>
-        {evidence.map((e, i) => (
-          <tr key={`${e.metric}-${i}`}>
-            <td className="mono">{e.metric}</td>
-            <td className="num">
-              {num(e.value)}
-              {unitSuffix[e.unit]}
-            </td>
-            <td className="num">{e.ratePerSecond === null ? "—" : `${num(e.ratePerSecond)}/s`}</td>
-            <td className="num">
-              {e.threshold
-                ? `${e.threshold.warn === null ? "—" : num(e.threshold.warn)} / ${
-                    e.threshold.critical === null ? "—" : num(e.threshold.critical)
-                  }`
-                : "—"}
-            </td>
-            <td className="muted">
-              {e.window
-                ? `${Math.round(e.window.seconds)} s to ${e.window.to.slice(11, 19)}Z`
-                : "single reading"}
-            </td>
+    <div className={styles.evidenceScroll}>
+      <table className="data" data-testid="finding-evidence">
+        <thead>
+          <tr>
+            <th>Metric</th>
+            <th className="num">Value</th>
+            <th className="num">Threshold warn / crit</th>
+            <th>Window</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {evidence.map((e, i) => (
+            <tr key={`${e.metric}-${i}`} data-testid="evidence-row" data-metric={e.metric}>
+              <td className="mono">{e.metric}</td>
+              <td className="num" data-testid="evidence-value">
+                {evidenceValue(e)}
+              </td>
+              <td className="num">
+                {e.threshold
+                  ? `${e.threshold.warn === null ? "—" : num(e.threshold.warn)} / ${
+                      e.threshold.critical === null ? "—" : num(e.threshold.critical)
+                    }`
+                  : "—"}
+              </td>
+              <td className="muted" data-testid="evidence-window">
+                {evidenceWindow(e)}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
