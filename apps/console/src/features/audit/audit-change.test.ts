@@ -39,6 +39,16 @@ describe("changedFields", () => {
       after: "b",
       want: [{ field: "", before: "a", after: "b" }],
     },
+    {
+      name: "a setting that was none and is now an object: its fields, not 'none (removed)'",
+      before: { enabled: false, service: null },
+      after: { enabled: true, service: { kind: "tcp", port: 443 } },
+      want: [
+        { field: "enabled", before: "false", after: "true" },
+        { field: "service.kind", before: null, after: "tcp" },
+        { field: "service.port", before: null, after: "443" },
+      ],
+    },
     { name: "nothing recorded", before: null, after: null, want: [] },
     { name: "nothing changed", before: { a: 1 }, after: { a: 1 }, want: [] },
   ])("$name", ({ before, after, want }) => {

@@ -48,8 +48,11 @@ export function changedFields(before: unknown, after: unknown): ChangedField[] {
     if (isRecord(before)) flatten(before, "", b);
     if (isRecord(after)) flatten(after, "", a);
     const fields = [...new Set([...b.keys(), ...a.keys()])];
+    // "service: none" next to "service.kind: tcp" says the same twice: the nested lines suffice.
+    const nested = (f: string) => fields.some((g) => g.startsWith(`${f}.`));
     return fields
       .filter((f) => JSON.stringify(b.get(f)) !== JSON.stringify(a.get(f)))
+      .filter((f) => !nested(f))
       .map((f) => ({
         field: f,
         before: b.has(f) ? valueText(b.get(f)) : null,
