@@ -6,6 +6,7 @@ import Link from "next/link";
 import { useState } from "react";
 import { ErrorNotice } from "~/components/error-notice";
 import { TimeAgo, UtcTime } from "~/components/time-ago";
+import { TableScroll } from "~/components/table-scroll";
 import { useHasScope } from "~/features/session/session-context";
 import { useTRPC } from "~/trpc/react";
 import type { RouterOutputs } from "~/trpc/types";
@@ -52,7 +53,7 @@ export function evidenceWindow(e: Pick<Evidence, "window">): string {
 
 function EvidenceTable({ evidence }: { evidence: Evidence[] }) {
   return (
-    <div className={styles.evidenceScroll}>
+    <TableScroll label="Evidence">
       <table className="data" data-testid="finding-evidence">
         <thead>
           <tr>
@@ -83,7 +84,7 @@ function EvidenceTable({ evidence }: { evidence: Evidence[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 
