@@ -83,9 +83,9 @@ export function NavLinks() {
           </span>
         ),
       )}
-      <a className={styles.link} href="/api/openapi.json" target="_blank" rel="noreferrer">
+      <Link className={styles.link} href="/docs">
         API docs
-      </a>
+      </Link>
     </nav>
   );
 }
