@@ -26,7 +26,7 @@ export function TransitionResult({
       {hostname} is now <StateBadge state={state} />. Table version{" "}
       <strong data-testid="new-version">v{version.version}</strong> <HashPrefix hash={version.contentHash} />{" "}
       is current.{" "}
-      <Link href={`/pools/${poolId}/versions?to=${version.id}`} data-testid="new-version-diff-link">
+      <Link href={`/pools/${poolId}/versions?to=${version.version}`} data-testid="new-version-diff-link">
         See its diff
       </Link>{" "}
       ·{" "}
