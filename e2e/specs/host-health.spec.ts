@@ -263,6 +263,12 @@ test("a PMTU blackhole on a checked path becomes a pmtu_blackhole finding", asyn
   await page.goto(`/hosts/${hostname}`);
   await expect(page.locator('[data-testid="path-row"][data-blackhole="true"]')).toBeVisible();
 
+  await test.step("a target from the agent's own config is counted and named as such", async () => {
+    const form = page.getByTestId("pmtu-targets");
+    await expect(form.getByTestId("pmtu-agent-target-list")).toHaveText("10.30.0.2");
+    await expect(form.getByTestId("pmtu-target-count")).toHaveAttribute("data-count", "1");
+  });
+
   await test.step("an operator sets the targets the agent checks; a bad one is refused with a reason", async () => {
     const form = page.getByTestId("pmtu-targets");
     await form.getByTestId("pmtu-targets-edit").click();
@@ -272,6 +278,9 @@ test("a PMTU blackhole on a checked path becomes a pmtu_blackhole finding", asyn
     await form.getByTestId("pmtu-targets-text").fill("10.30.0.2 1472,1200\nedge-gw.example.net");
     await form.getByTestId("pmtu-targets-save").click();
     await expect(form.getByTestId("pmtu-target-list")).toHaveText("10.30.0.2, edge-gw.example.net");
+    // Now the console sets 10.30.0.2 too: it is counted once, as the console's.
+    await expect(form.getByTestId("pmtu-agent-target-list")).toHaveCount(0);
+    await expect(form.getByTestId("pmtu-target-count")).toHaveAttribute("data-count", "2");
     const desired = await page.request.get("/api/v1/agent/desired", {
       headers: { authorization: `Bearer ${token}` },
     });

@@ -107,7 +107,7 @@ export function HostView({ hostId }: { hostId: string }) {
           <header>
             <h2 id="paths-heading">Path MTU</h2>
           </header>
-          <PmtuTargetsForm hostId={h.id} targets={h.pmtuTargets} />
+          <PmtuTargetsForm hostId={h.id} targets={h.pmtuTargets} reported={view.paths.map((p) => p.target)} />
           <PathTable paths={view.paths} />
         </section>
       )}

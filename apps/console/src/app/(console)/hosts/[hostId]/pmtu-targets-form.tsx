@@ -5,6 +5,7 @@ import { useState } from "react";
 import { ErrorNotice } from "~/components/error-notice";
 import { useHasScope } from "~/features/session/session-context";
 import { useTRPC } from "~/trpc/react";
+import { checkedTargets } from "./checked-targets";
 
 interface Target {
   target: string;
@@ -37,8 +38,18 @@ export function formatTargets(targets: readonly Target[]): string {
 /**
  * The path MTU targets the console asks this host's agent to check (PUT /api/v1/hosts/{id}/pmtu-targets).
  * Operators edit them; everyone sees them. The agent picks the list up with its next batch.
+ * `reported` are the targets of the paths the agent reports: those the console did not set come
+ * from the agent's own config, and are named as such (they cannot be edited here).
  */
-export function PmtuTargetsForm({ hostId, targets }: { hostId: string; targets: Target[] }) {
+export function PmtuTargetsForm({
+  hostId,
+  targets,
+  reported,
+}: {
+  hostId: string;
+  targets: Target[];
+  reported: readonly string[];
+}) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const canOperate = useHasScope("operate");
@@ -53,17 +64,36 @@ export function PmtuTargetsForm({ hostId, targets }: { hostId: string; targets: 
     }),
   );
   const editing = text !== null;
+  const checked = checkedTargets(
+    targets.map((t) => t.target),
+    reported,
+  );
+  const count = checked.fromConsole.length + checked.fromAgent.length;
   return (
     <div className="body" data-testid="pmtu-targets">
       {!editing ? (
         <p className="muted">
-          Checked targets:{" "}
-          {targets.length === 0 ? (
+          <span data-testid="pmtu-target-count" data-count={count}>
+            Checked targets ({count}):
+          </span>{" "}
+          {checked.fromConsole.length === 0 ? (
             "none set in the console"
           ) : (
             <span className="mono" data-testid="pmtu-target-list">
-              {targets.map((t) => t.target).join(", ")}
+              {checked.fromConsole.join(", ")}
             </span>
+          )}
+          {checked.fromAgent.length > 0 && (
+            <>
+              ; from the agent&apos;s config:{" "}
+              <span
+                className="mono"
+                data-testid="pmtu-agent-target-list"
+                title="Set in the agent's pmtuTargets (agent.json); change them on the host"
+              >
+                {checked.fromAgent.join(", ")}
+              </span>
+            </>
           )}{" "}
           <button
             type="button"
