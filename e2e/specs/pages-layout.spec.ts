@@ -82,6 +82,13 @@ const PAGES: PageCase[] = [
     },
   },
   {
+    label: "api-docs",
+    open: async (page) => {
+      await page.goto("/docs");
+      await expect(page.getByTestId("api-docs").locator(".opblock").first()).toBeVisible();
+    },
+  },
+  {
     label: "sign-in",
     signedOut: true,
     open: async (page) => {

@@ -36,6 +36,8 @@ export function ApiDocsView({ nonce }: { nonce: string | undefined }) {
       // No calls to swagger.io: the validator badge would fetch from there.
       validatorUrl: null,
       tryItOutEnabled: false,
+      // Swagger UI draws its servers drop-down without a label (axe: select-name, critical).
+      onComplete: () => root.current?.querySelector("select#servers")?.setAttribute("aria-label", "Server"),
     });
   }, []);
 
