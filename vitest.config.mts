@@ -4,6 +4,8 @@ import { defineConfig } from "vitest/config";
 //   *.test.ts              unit: pure logic, no I/O beyond fixtures
 //   *.integration-test.ts  integration: real PostgreSQL (an embedded cluster the test run owns)
 //   *.lab-test.ts          lab: real network namespaces, directors and proxies (root; packages/lab)
+// Tests sit next to the code they test; system tests, which span the agent, the console and the
+// lab, live in tests/system (their own workspace, reaching the others through package exports).
 export default defineConfig({
   test: {
     reporters: ["default", "./packages/devstack/src/vitest-summary-reporter.ts"],
@@ -29,7 +31,11 @@ export default defineConfig({
       {
         test: {
           name: "lab",
-          include: ["packages/*/src/**/*.lab-test.ts", "apps/*/src/**/*.lab-test.ts"],
+          include: [
+            "packages/*/src/**/*.lab-test.ts",
+            "apps/*/src/**/*.lab-test.ts",
+            "tests/*/**/*.lab-test.ts",
+          ],
           environment: "node",
           testTimeout: 300_000,
           hookTimeout: 300_000,

@@ -1,9 +1,23 @@
-/** Helpers for tests and tools that need their own PostgreSQL (integration setup, e2e). */
+/**
+ * @tide/devstack: what tests, the lab and benches need to stand up Tide around them: their own
+ * PostgreSQL, the real console, and one way to wait for a condition.
+ */
 export {
   startTempCluster,
   ensureCluster,
   stopCluster,
   clusterUrl,
+  freePort,
+  REPO_ROOT,
   type TempCluster,
 } from "./postgres-cluster";
 export { migrate, seed, migrateAndSeed, migrationsMatchSchema, type SeedOptions } from "./migrations";
+export {
+  CONSOLE_DIR,
+  loadApiFixtures,
+  startConsole,
+  stopConsole,
+  type ApiFixtures,
+  type ConsoleProcess,
+} from "./console-process";
+export { waitFor, sleep, DEFAULT_WAIT_INTERVAL_MS, type WaitOptions } from "./wait";

@@ -16,15 +16,18 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createDb, type Db } from "@tide/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate } from "../../devstack/src/migrations";
-import { freePort, startTempCluster, type TempCluster } from "../../devstack/src/postgres-cluster";
 import {
   CONSOLE_DIR,
+  freePort,
   loadApiFixtures,
+  migrate,
   startConsole,
+  startTempCluster,
   stopConsole,
+  waitFor,
+  type TempCluster,
   type ConsoleProcess,
-} from "../../../apps/agent/src/testing/console-process";
+} from "@tide/devstack";
 import { summarizeConnections, type ClientDriver } from "./client-driver";
 import { ConsoleClient } from "./console/console-client";
 import { labEnv, type ConsoleTarget, type LabEnvironment } from "./env";
@@ -35,16 +38,6 @@ const PREFIX = "tide-cfleet";
 const STREAMS = 6;
 const log = (line: string) => console.log(`[console-fleet] ${line}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 describe("the lab as a console-owned fleet", () => {
   let cluster: TempCluster | undefined;
@@ -159,13 +152,13 @@ describe("the lab as a console-owned fleet", () => {
     const prx1 = state.proxies.prx1!.proxyId;
     const tDrain = Date.now();
     const drained = await client.proxyAction(prx1, "drain", "lab test");
-    const done = await until(
+    const done = await waitFor(
       "both directors to serve the drain's version",
       async () => {
         const s = await client.poolSync(state.poolId);
         return s.version === drained.tableVersion.version && s.servedBy === 2 && s.done ? s : undefined;
       },
-      30_000,
+      { timeoutMs: 30_000 },
     );
     const drainMs = Date.now() - tDrain;
     log(

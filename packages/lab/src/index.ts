@@ -49,5 +49,8 @@ export {
 } from "./client-driver";
 export { parseNetCounters, diffNetCounters, type NetCounters } from "./net-counters";
 export { LabStateFile, labPaths, type LabPaths } from "./lab-files";
-export type { CommandResult, RunOptions } from "./host-command";
+export { listNamespaces, runInNamespace, type CommandResult, type RunOptions } from "./host-command";
+export { stopProcess } from "./lab-process";
+export { CONSOLE_POOL_NAME, labHosts, type LabHost } from "./console/fleet.plan";
+/** The kernel incidents, also as their own entry point: `@tide/lab/incidents`. */
 export * as incidents from "./incidents";

@@ -16,16 +16,17 @@ import {
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createDb, type Db } from "@tide/db";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { freePort } from "../../../../packages/devstack/src/postgres-cluster";
-import { Agent } from "../agent";
 import {
   CONSOLE_DIR,
+  freePort,
   loadApiFixtures,
   startConsole,
   stopConsole,
+  waitFor,
   type ConsoleProcess,
-} from "../testing/console-process";
+} from "@tide/devstack";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { Agent } from "../agent";
 import { resolveConfig } from "../config";
 
 declare module "vitest" {
@@ -39,20 +40,7 @@ const HOST = "agent-it-01";
 /** The host of the restart test: an agent restarted while the console is down. */
 const HOST_RESTART = "agent-it-02";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(
-  what: string,
-  cond: () => boolean | Promise<boolean>,
-  timeoutMs = 30_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await cond()) return;
-    await sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const until = (what: string, cond: () => boolean, timeoutMs = 30_000) => waitFor(what, cond, { timeoutMs });
 
 let db: Db;
 let databaseUrl: string;

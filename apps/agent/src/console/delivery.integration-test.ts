@@ -6,9 +6,9 @@
  */
 import type { Observation } from "@tide/contracts";
 import { createDb, type Db } from "@tide/db";
+import { loadApiFixtures, type ApiFixtures } from "@tide/devstack";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { HOST, sample } from "../../../../packages/diagnostics/src/__fixtures__/observations";
-import { loadApiFixtures, type ApiFixtures } from "../testing/console-process";
+import { HOST, sample } from "@tide/diagnostics/fixtures";
 import { ConsoleLink } from "./console-link";
 
 /** packages/api's in-process REST call (src/testing/fixtures.ts). */

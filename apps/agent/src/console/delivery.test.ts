@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { sample } from "../../../../packages/diagnostics/src/__fixtures__/observations";
+import { sample } from "@tide/diagnostics/fixtures";
 import { BATCH_MAX_BYTES } from "./batch-size";
 import { ConsoleLink } from "./console-link";
 import { deliveryFailure, ThrottledLog } from "./delivery";

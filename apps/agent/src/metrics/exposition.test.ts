@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sample } from "../../../../packages/diagnostics/src/__fixtures__/observations";
+import { sample } from "@tide/diagnostics/fixtures";
 import { renderMetrics } from "./exposition";
 
 describe("/metrics: bcc tools", () => {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "v
 import { SESSION_COOKIE } from "../auth/sessions";
 import { busyErrorFrom, checkDatabase } from "../db";
 import { callerFor, makePool, makeUser, truncateAll } from "../testing/fixtures";
-import { sample } from "../../../diagnostics/src/__fixtures__/observations";
+import { sample } from "@tide/diagnostics/fixtures";
 import { bodyLimitFor } from "./limits";
 import { handleRestRequest, handleTrpcRequest, TRPC_MAX_BATCH_CALLS } from "./routes";
 

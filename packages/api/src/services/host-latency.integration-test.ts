@@ -1,7 +1,7 @@
 import { newId, type Observation } from "@tide/contracts";
 import { createDb, insertSamples, type Db } from "@tide/db";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { cpus, namespace, probesOn, sample, WEB } from "../../../diagnostics/src/__fixtures__/observations";
+import { cpus, namespace, probesOn, sample, WEB } from "@tide/diagnostics/fixtures";
 import { callerFor, makeUser, restCall, truncateAll } from "../testing/fixtures";
 
 let db: Db;

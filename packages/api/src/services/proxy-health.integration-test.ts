@@ -5,7 +5,7 @@ import type { HostCaller } from "../auth/host-tokens.service";
 import { callerFor, makePool, makeUser, restCall, truncateAll } from "../testing/fixtures";
 import { desiredStateFor } from "./desired-state.service";
 import { RECOVER_HOLD_MS } from "./proxy-health.plan";
-import { sample } from "../../../diagnostics/src/__fixtures__/observations";
+import { sample } from "@tide/diagnostics/fixtures";
 import { evaluateHost } from "./finding-evaluator";
 import { HEALTH_ACTION, poolHealth, recordHealthReport, setHealthPin } from "./proxy-health.service";
 import { createHostListener } from "../live/host-live";

@@ -1,7 +1,7 @@
 import type { DataPlaneState, Observation, RedirectCounters } from "@tide/contracts";
 import { createDb, type Db } from "@tide/db";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { sample } from "../../../diagnostics/src/__fixtures__/observations";
+import { sample } from "@tide/diagnostics/fixtures";
 import { createHostListener } from "../live/host-live";
 import { callerFor, makePool, makeUser, truncateAll } from "../testing/fixtures";
 import { redirectCounters } from "../testing/redirect-counters";

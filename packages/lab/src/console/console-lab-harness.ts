@@ -14,38 +14,31 @@ import { createDb, type Db } from "@tide/db";
 import { type z } from "zod";
 import {
   CONSOLE_DIR,
+  freePort,
   loadApiFixtures,
+  migrate,
   startConsole,
+  startTempCluster,
   stopConsole,
+  waitFor,
   type ConsoleProcess,
-} from "../../../../apps/agent/src/testing/console-process";
-import { migrate } from "../../../devstack/src/migrations";
-import { freePort, startTempCluster, type TempCluster } from "../../../devstack/src/postgres-cluster";
+  type TempCluster,
+} from "@tide/devstack";
 import { labEnv, type ConsoleTarget, type LabEnvironment } from "../env";
 import { listNamespaces } from "../host-command";
 import { up, type Lab } from "../lab";
 import { ConsoleClient } from "./console-client";
 import { labAgentFiles } from "./lab-agents";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `probe` every 100 ms until it returns a value; throws after `timeoutMs` (with `last()`). */
-export async function until<T>(
+/** waitFor (@tide/devstack) every 100 ms; a timeout says what `last()` saw last. */
+export function until<T>(
   what: string,
   probe: () => Promise<T | undefined>,
   timeoutMs: number,
   last?: () => unknown,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) {
-      const seen = last ? `; last seen: ${JSON.stringify(last())}` : "";
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${seen}`);
-    }
-    await sleep(100);
-  }
+  const detail = last ? () => `last seen: ${JSON.stringify(last())}` : undefined;
+  return waitFor(what, probe, { timeoutMs, ...(detail && { detail }) }) as Promise<T>;
 }
 
 export interface ConsoleLabOptions {

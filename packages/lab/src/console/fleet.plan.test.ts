@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { AgentConfig } from "../../../../apps/agent/src/config";
+import { AgentConfig } from "@tide/agent";
 import { resolveConsoleTarget } from "../env";
 import { buildGlbTopology } from "../topology";
 import {

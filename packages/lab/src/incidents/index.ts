@@ -29,3 +29,4 @@ export {
   type ListenSocket,
   type NamespaceRole,
 } from "./namespace";
+export { createPmtuGateway, PMTU_GATEWAY_NS, type PmtuGateway } from "./pmtu-gateway";

@@ -8,26 +8,28 @@
  * namespaces are separate): a finding resolves only once the 1-minute window is quiet, so running
  * them one after the other would cost minutes each. Only the NET_RX softirq stall waits (for the
  * SYN queue and tcp_collapse incidents, see the gates below). Time to open and to resolve is
- * printed, never asserted. The accept queue incident has its own file (findings-end-to-end.lab-test.ts).
+ * printed, never asserted. The accept queue incident has its own file (accept-queue.lab-test.ts).
  *
- * PMTU: the agent probes from its own (root) namespace, so lab/incidents/pmtu-gateway.ts connects root to
+ * PMTU: the agent probes from its own (root) namespace, so @tide/lab's pmtu-gateway.ts connects root to
  * the incident's router ra through a gateway namespace; the blackhole and the MTU mismatch share
  * the incident's namespace names, so they run one after the other, on two target addresses.
  */
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listNamespaces, runInNamespace } from "../../../packages/lab/src/host-command";
-import * as listenerCrowding from "../../../packages/lab/src/incidents/listener-crowding";
+import { listNamespaces, runInNamespace } from "@tide/lab";
 import {
+  createPmtuGateway,
+  listenerCrowding,
+  pmtuBlackhole,
+  portExhaustion,
+  softirqStall,
+  synQueue,
+  tcpCollapse,
   counterDelta,
   INCIDENT_PREFIX,
   readNetCounters,
-} from "../../../packages/lab/src/incidents/namespace";
-import * as pmtuBlackhole from "../../../packages/lab/src/incidents/pmtu-blackhole";
-import * as portExhaustion from "../../../packages/lab/src/incidents/port-exhaustion";
-import * as synQueue from "../../../packages/lab/src/incidents/syn-queue";
-import * as softirqStall from "../../../packages/lab/src/incidents/softirq-stall";
-import * as tcpCollapse from "../../../packages/lab/src/incidents/tcp-collapse";
+  type PmtuGateway,
+} from "@tide/lab/incidents";
 import { LISTENER_CROWDING_WARN } from "@tide/diagnostics";
 import {
   poll,
@@ -36,9 +38,12 @@ import {
   stopwatch,
   type EndToEnd,
   type FindingRecord,
-} from "./testing/end-to-end-harness";
-import { expectNamespaceSubject, expectResolvedHistory, secondsBetween } from "./testing/incident-assertions";
-import { createPmtuGateway, type PmtuGateway } from "../../../packages/lab/src/incidents/pmtu-gateway";
+} from "../harness/end-to-end-harness";
+import {
+  expectNamespaceSubject,
+  expectResolvedHistory,
+  secondsBetween,
+} from "../harness/incident-assertions";
 
 const HOST = "agent-e2e-incidents";
 /** The PMTU server's address (blackhole phase) and a second address of it (MTU mismatch phase). */

@@ -4,17 +4,12 @@
  * (`next start` of the production build) on a throwaway PostgreSQL stores the samples and opens an
  * accept_queue_overflow finding for this host, the incident's server namespace and port -> remedy()
  * -> the 1-minute window goes quiet and the console resolves the finding. The other incidents are in
- * incidents-end-to-end.lab-test.ts; the harness is testing/end-to-end-harness.ts.
+ * incidents.lab-test.ts; the harness is tests/system/harness/end-to-end-harness.ts.
  */
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { listNamespaces } from "../../../packages/lab/src/host-command";
-import {
-  ACCEPT_QUEUE_PREFIX,
-  setup,
-  type AcceptQueueHandle,
-} from "../../../packages/lab/src/incidents/accept-queue";
-import { counterDelta, readNetCounters } from "../../../packages/lab/src/incidents/namespace";
+import { listNamespaces } from "@tide/lab";
+import { acceptQueue, counterDelta, readNetCounters } from "@tide/lab/incidents";
 import {
   poll,
   PROBES_BINARY,
@@ -22,8 +17,12 @@ import {
   stopwatch,
   type EndToEnd,
   type FindingRecord,
-} from "./testing/end-to-end-harness";
-import { expectNamespaceSubject, expectResolvedHistory, secondsBetween } from "./testing/incident-assertions";
+} from "../harness/end-to-end-harness";
+import {
+  expectNamespaceSubject,
+  expectResolvedHistory,
+  secondsBetween,
+} from "../harness/incident-assertions";
 
 const HOST = "agent-e2e-01";
 
@@ -34,12 +33,12 @@ describe("kernel health end to end", () => {
     }
     const { mark } = stopwatch("e2e");
     let env: EndToEnd | undefined;
-    let incident: AcceptQueueHandle | undefined;
+    let incident: acceptQueue.AcceptQueueHandle | undefined;
     try {
       // the incident's namespaces exist before the agent starts (and it keeps discovering new ones)
-      incident = await setup({ requestedBacklog: 1024, somaxconn: 10, acceptIntervalMs: 500 });
+      incident = await acceptQueue.setup({ requestedBacklog: 1024, somaxconn: 10, acceptIntervalMs: 500 });
       const serverNs = incident.namespaces.server.name;
-      expect(serverNs.startsWith(ACCEPT_QUEUE_PREFIX)).toBe(true);
+      expect(serverNs.startsWith(acceptQueue.ACCEPT_QUEUE_PREFIX)).toBe(true);
       expect((await incident.listener()).sendQ).toBe(10);
 
       env = await startEndToEnd({
@@ -146,6 +145,6 @@ describe("kernel health end to end", () => {
         mark("torn down");
       }
     }
-    expect((await listNamespaces()).filter((n) => n.startsWith(ACCEPT_QUEUE_PREFIX))).toEqual([]);
+    expect((await listNamespaces()).filter((n) => n.startsWith(acceptQueue.ACCEPT_QUEUE_PREFIX))).toEqual([]);
   }, 300_000);
 });

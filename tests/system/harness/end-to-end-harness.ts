@@ -10,23 +10,21 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createDb, type Db } from "@tide/db";
 import type { Observation, ProbeResults, PmtuPathResult } from "@tide/contracts";
-import { migrate } from "../../../../packages/devstack/src/migrations";
-import {
-  freePort,
-  REPO_ROOT,
-  startTempCluster,
-  type TempCluster,
-} from "../../../../packages/devstack/src/postgres-cluster";
-import { INCIDENT_PREFIX } from "../../../../packages/lab/src/incidents/namespace";
-import { Agent } from "../agent";
-import { resolveConfig, type AgentConfig } from "../config";
+import { Agent, resolveConfig, type AgentConfig } from "@tide/agent";
 import {
   CONSOLE_DIR,
+  freePort,
   loadApiFixtures,
+  migrate,
+  REPO_ROOT,
   startConsole,
+  startTempCluster,
   stopConsole,
+  waitFor,
   type ConsoleProcess,
-} from "./console-process";
+  type TempCluster,
+} from "@tide/devstack";
+import { INCIDENT_PREFIX } from "@tide/lab/incidents";
 
 /** The probe loader the dataplane build produces (`make -C dataplane build/tide-probes`). */
 export const PROBES_BINARY = path.join(REPO_ROOT, "dataplane/build/tide-probes");
@@ -63,36 +61,13 @@ export interface FindingDetail extends FindingRecord {
   history: { type: string; at: string; detail: string }[];
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /**
- * Polls `probe` every second until it returns a value, for at most timeoutMs. A probe that throws
- * (a reset keep-alive connection to the console, a console busy restarting a worker) is tried
- * again; the last error is part of the timeout message.
+ * The system tests' wait: waitFor (@tide/devstack) every second. A probe that throws (a reset
+ * keep-alive connection to the console, a console busy restarting a worker) is tried again; the
+ * last error is part of the timeout message.
  */
-export async function poll<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown = null;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      lastError = e;
-    }
-    if (Date.now() > deadline) {
-      const why =
-        lastError === null
-          ? ""
-          : ` (last error: ${lastError instanceof Error ? lastError.message : String(lastError)})`;
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`);
-    }
-    await sleep(1000);
-  }
+export function poll<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  return waitFor(what, probe, { timeoutMs, intervalMs: 1000, retryErrors: true }) as Promise<T>;
 }
 
 /** "[label] +12.3 s what": figures for the log, never for assertions. */

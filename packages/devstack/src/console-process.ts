@@ -1,12 +1,13 @@
 /**
  * Test support: the real console (`next start` of its production build) against a given database,
- * and packages/api's test fixtures. Shared by the console-link integration test and the
- * incident -> agent -> finding lab test.
+ * and packages/api's test fixtures. Shared by the agent's console-link integration tests, the lab's
+ * console fleet and the system tests (tests/system).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import type { Db } from "@tide/db";
-import { REPO_ROOT } from "../../../../packages/devstack/src/postgres-cluster";
+import { REPO_ROOT } from "./postgres-cluster";
+import { waitFor } from "./wait";
 
 export const CONSOLE_DIR = path.join(REPO_ROOT, "apps/console");
 
@@ -37,8 +38,6 @@ export interface ConsoleProcess {
   output: () => string;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** `next start` in its own process group, like e2e's stack; resolves once /api/health says 200. */
 export async function startConsole(port: number, databaseUrl: string): Promise<ConsoleProcess> {
   let output = "";
@@ -48,7 +47,6 @@ export async function startConsole(port: number, databaseUrl: string): Promise<C
     {
       cwd: CONSOLE_DIR,
       env: {
-        // eslint-disable-next-line no-restricted-properties -- the console child inherits this process's environment
         ...process.env,
         NODE_ENV: "production",
         PORT: String(port),
@@ -65,19 +63,28 @@ export async function startConsole(port: number, databaseUrl: string): Promise<C
   child.stdout?.on("data", keep);
   child.stderr?.on("data", keep);
   const handle = { child, output: () => output };
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`console exited:\n${output}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/api/health`, { signal: AbortSignal.timeout(2000) });
-      if (res.status === 200) return handle;
-    } catch {
-      // not listening yet
-    }
-    await sleep(200);
+  try {
+    await waitFor(
+      "the console's /api/health to answer 200",
+      async () => {
+        if (child.exitCode !== null || child.signalCode !== null)
+          throw new Error(`console exited:\n${output}`);
+        try {
+          const res = await fetch(`http://127.0.0.1:${port}/api/health`, {
+            signal: AbortSignal.timeout(2000),
+          });
+          return res.status === 200;
+        } catch {
+          return false; // not listening yet
+        }
+      },
+      { timeoutMs: 60_000, intervalMs: 200, detail: () => `console output:\n${output}` },
+    );
+    return handle;
+  } catch (error) {
+    await stopConsole(handle);
+    throw error;
   }
-  await stopConsole(handle);
-  throw new Error(`console did not become healthy:\n${output}`);
 }
 
 /** SIGTERM to the console's process group, SIGKILL after 5 s. */

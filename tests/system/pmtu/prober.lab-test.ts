@@ -5,8 +5,8 @@
  * namespace (`ip netns exec`), exactly as the agent runs them in its own.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { setup, type PmtuHandle } from "../../../../packages/lab/src/incidents/pmtu-blackhole";
-import { checkTarget, execWithTimeout, type Exec } from "./prober";
+import { checkTarget, execWithTimeout, type Exec } from "@tide/agent";
+import { pmtuBlackhole } from "@tide/lab/incidents";
 
 const inNamespace =
   (ns: string): Exec =>
@@ -14,13 +14,13 @@ const inNamespace =
     execWithTimeout("ip", ["netns", "exec", ns, file, ...args], timeoutMs);
 
 describe("agent PMTU check on the lab's blackhole", () => {
-  let h: PmtuHandle | undefined;
+  let h: pmtuBlackhole.PmtuHandle | undefined;
   afterAll(async () => {
     await h?.teardown();
   });
 
   it("detects the blackhole, then pmtu 1200 after the remedy", async () => {
-    h = await setup();
+    h = await pmtuBlackhole.setup();
     const exec = inNamespace(h.namespaces.client.name);
     const target = { target: h.namespaces.server.address, sizes: [1400] };
     await h.trigger();
