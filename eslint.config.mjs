@@ -39,7 +39,14 @@ export default tseslint.config(
       "packages/db/src/**/*.ts",
       "packages/lab/src/**/*.ts",
     ],
-    ignores: ["**/env.ts", "**/*.test.ts", "**/*.integration-test.ts", "**/*.lab-test.ts", "apps/tidectl/**"],
+    ignores: [
+      "**/env.ts",
+      "**/*.test.ts",
+      "**/*.integration-test.ts",
+      "**/*.lab-test.ts",
+      "**/bench/**",
+      "apps/tidectl/**",
+    ],
     rules: {
       "no-restricted-properties": [
         "error",

@@ -35,7 +35,6 @@ import { controlExchange } from "../src/dataplane/control-client";
 import { HealthChecker } from "../src/health/health-checker";
 import { HealthcheckClient } from "../src/health/healthcheck-client";
 
-// eslint-disable-next-line no-restricted-properties -- the bench's own knobs, not agent configuration
 const knobs = process.env;
 const SECONDS = Number(knobs.TIDE_BENCH_HEALTH_SECONDS ?? 30);
 const BUILD = path.resolve(import.meta.dirname, "../../../dataplane/build");
