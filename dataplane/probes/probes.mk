@@ -24,7 +24,7 @@ $(BUILD)/tide-probes: probes/tide_probes.c $(PROBES_BPF_H) $(BUILD)/tide_probes.
 
 .PHONY: test-probes
 test-probes: $(BUILD)/tide-probes
-	cd probes && TIDE_PROBES=$(abspath $(BUILD)/tide-probes) \
+	cd tests/probes && TIDE_PROBES=$(abspath $(BUILD)/tide-probes) \
 		$(PYTHON) -m pytest -q -s -p no:cacheprovider test_probes.py
 
 PROBES_BUILD := $(BUILD)/tide-probes

@@ -28,8 +28,8 @@ $(BUILD)/tide_redirect.skel.h: $(BUILD)/tide_redirect.bpf.o
 $(BUILD)/tide-redirect: $(REDIRECT_SRC) $(REDIRECT_HDR) $(BUILD)/tide_redirect.skel.h
 	$(CC) $(REDIRECT_CFLAGS) -o $@ $(REDIRECT_SRC) $(REDIRECT_LIBS) -ljansson
 
-$(BUILD)/redirect-test: redirect/redirect_test.c $(REDIRECT_BPF_H) $(BUILD)/tide_redirect.skel.h
-	$(CC) $(REDIRECT_CFLAGS) -o $@ redirect/redirect_test.c $(REDIRECT_LIBS) -ljansson
+$(BUILD)/redirect-test: tests/redirect/redirect_test.c $(REDIRECT_BPF_H) $(BUILD)/tide_redirect.skel.h
+	$(CC) $(REDIRECT_CFLAGS) -o $@ tests/redirect/redirect_test.c $(REDIRECT_LIBS) -ljansson
 
 .PHONY: test-redirect
 test-redirect: $(BUILD)/redirect-test $(BUILD)/tide-redirect
@@ -37,4 +37,4 @@ test-redirect: $(BUILD)/redirect-test $(BUILD)/tide-redirect
 
 REDIRECT_BUILD := $(BUILD)/tide-redirect
 REDIRECT_TESTS := test-redirect
-C_FILES        += $(wildcard redirect/*.c redirect/*.h)
+C_FILES        += $(wildcard redirect/*.c redirect/*.h tests/redirect/*.c)

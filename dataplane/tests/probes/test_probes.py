@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-PROBES = os.environ.get("TIDE_PROBES", os.path.join(os.path.dirname(__file__), "../build/tide-probes"))
+PROBES = os.environ.get("TIDE_PROBES", os.path.join(os.path.dirname(__file__), "../../build/tide-probes"))
 PY = sys.executable or "/usr/bin/python3"
 PREFIX = f"tidepr{os.getpid()}-"
 SAMPLE_MS = 200  # sample period asked of tide-probes, ms
