@@ -23,6 +23,8 @@ from pathlib import Path
 DATAPLANE = Path(__file__).resolve().parents[2]
 REPO = DATAPLANE.parent
 DIRECTOR = os.environ.get("TIDE_DIRECTOR", str(DATAPLANE / "build" / "tide-director"))
+# The one way to start a director without hardware (no hugepages, no PCI, no telemetry).
+TEST_DIRECTOR = str(DATAPLANE / "tests" / "support" / "test-director")
 GUE_PORT = 19523
 _runs = itertools.count()
 
@@ -263,8 +265,8 @@ def director(eal_args, config, workdir, netns=None):
     # --no-huge cannot be combined with --in-memory: a unique file prefix keeps runs apart, and
     # its runtime directory is removed afterwards.
     prefix = f"tide-test-{os.getpid()}-{next(_runs)}"
-    cmd = [DIRECTOR, "--no-huge", "-m", "256", "--no-pci", f"--file-prefix={prefix}",
-           "--no-telemetry", *eal_args, "--", "--config", str(cfg_path)]
+    cmd = [TEST_DIRECTOR, DIRECTOR, f"--file-prefix={prefix}", *eal_args, "--", "--config",
+           str(cfg_path)]
     if netns:
         cmd = ["ip", "netns", "exec", netns, *cmd]
     log = open(workdir / "director.log", "wb")

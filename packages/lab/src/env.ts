@@ -81,6 +81,8 @@ const LabEnv = z.object({
 export interface LabEnvironment {
   labRoot: string;
   directorBin: string;
+  /** dataplane/tests/support/test-director: the one way to start a director without hardware. */
+  directorLauncher: string;
   redirectBin: string;
   nodeBin: string;
   /** Console mode from the environment (flags override): base URL, or null. */
@@ -100,6 +102,7 @@ export function parseLabEnv(raw: Record<string, string | undefined>): LabEnviron
   return {
     labRoot: path.resolve(e.TIDE_LAB_DIR ?? path.join(REPO_ROOT, ".tide", "lab")),
     directorBin: path.resolve(e.TIDE_DIRECTOR_BIN ?? path.join(REPO_ROOT, "dataplane/build/tide-director")),
+    directorLauncher: path.join(REPO_ROOT, "dataplane/tests/support/test-director"),
     redirectBin: path.resolve(e.TIDE_REDIRECT_BIN ?? path.join(REPO_ROOT, "dataplane/build/tide-redirect")),
     nodeBin: e.TIDE_LAB_NODE_BIN ?? process.execPath,
     consoleUrl: e.TIDE_CONSOLE_URL ?? null,

@@ -9,6 +9,7 @@ describe("directorLaunch", () => {
   const d = t.directors[1]!;
   const launch = directorLaunch(t, d, {
     directorBin: "/x/tide-director",
+    directorLauncher: "/x/test-director",
     paths,
     idleSleepUs: 100,
     runId: "r1",
@@ -28,18 +29,14 @@ describe("directorLaunch", () => {
     });
   });
 
-  it("runs it in its namespace on af_packet without hugepages", () => {
+  it("runs it in its namespace on af_packet through the test launcher (no hugepages)", () => {
     expect(launch.argv).toEqual([
       "ip",
       "netns",
       "exec",
       "tide-glb-dir2",
+      "/x/test-director",
       "/x/tide-director",
-      "--no-huge",
-      "-m",
-      "256",
-      "--no-pci",
-      "--no-telemetry",
       "--file-prefix=tide-glb-dir2-r1",
       "-l",
       "1",

@@ -140,6 +140,8 @@ export interface DirectorLaunch {
 
 export interface DirectorLaunchOptions {
   directorBin: string;
+  /** dataplane/tests/support/test-director: adds the no-hugepage, no-PCI EAL options. */
+  directorLauncher: string;
   paths: LabPaths;
   /** Sleep after an empty poll, microseconds: two directors must not eat both CPUs. */
   idleSleepUs: number;
@@ -150,7 +152,7 @@ export interface DirectorLaunchOptions {
   poolName?: string;
 }
 
-/** tide-director in its namespace on af_packet: no hugepages, no PCI, one lcore. */
+/** tide-director in its namespace on af_packet, through the test launcher (no hugepages, no PCI), one lcore. */
 export function directorLaunch(
   topology: GlbTopology,
   director: DirectorNode,
@@ -173,12 +175,8 @@ export function directorLaunch(
     "netns",
     "exec",
     director.namespace,
+    options.directorLauncher,
     options.directorBin,
-    "--no-huge",
-    "-m",
-    "256",
-    "--no-pci",
-    "--no-telemetry",
     `--file-prefix=${filePrefix}`,
     "-l",
     String(director.lcore),

@@ -604,6 +604,7 @@ export class Lab {
       idleSleepUs ?? (this.state.options.idleSleepUs as number | undefined) ?? DEFAULT_IDLE_SLEEP_US;
     const launch = directorLaunch(this.topology, d, {
       directorBin: this.env.directorBin,
+      directorLauncher: this.env.directorLauncher,
       paths: this.paths,
       idleSleepUs: idle,
       runId: `${process.pid.toString(36)}${Date.now().toString(36)}`,

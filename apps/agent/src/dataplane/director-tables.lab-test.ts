@@ -27,6 +27,8 @@ import { applyDirectorTables, type ApplyTablesDeps } from "./director-tables";
 
 const REPO = path.resolve(import.meta.dirname, "../../../..");
 const DIRECTOR = path.join(REPO, "dataplane/build/tide-director");
+/** The one way to start a director without hardware (no hugepages, no PCI, no telemetry). */
+const TEST_DIRECTOR = path.join(REPO, "dataplane/tests/support/test-director");
 const key = (c: number) => Uint8Array.from({ length: 16 }, (_, i) => (i * 5 + c) & 0xff);
 
 let dir: string;
@@ -102,21 +104,8 @@ beforeAll(async () => {
 async function startDirector(config: string): Promise<void> {
   log = "";
   proc = spawn(
-    DIRECTOR,
-    [
-      "--no-huge",
-      "-m",
-      "256",
-      "--no-pci",
-      `--file-prefix=${prefix}`,
-      "--no-telemetry",
-      "-l",
-      "0",
-      "--vdev=net_null0",
-      "--",
-      "--config",
-      config,
-    ],
+    TEST_DIRECTOR,
+    [DIRECTOR, `--file-prefix=${prefix}`, "-l", "0", "--vdev=net_null0", "--", "--config", config],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   proc.stdout!.on("data", (d: Buffer) => (log += d.toString()));
