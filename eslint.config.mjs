@@ -29,6 +29,24 @@ export default tseslint.config(
       "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports" }],
       "no-console": "off",
       eqeqeq: ["error", "always"],
+      // Workspaces meet through their package exports ("@tide/lab", "@tide/devstack/…"), never by
+      // a relative path into another workspace's folder: such an import skips the dependency
+      // declaration, the exports and the package's own build.
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "^(\\.\\./)+(apps|packages|tests|e2e)/",
+              message: "Import another workspace through its package name and exports, not by relative path.",
+            },
+            {
+              regex: "^(\\.\\./)+[^./][^/]*/src/",
+              message: "Import another workspace through its package name and exports, not its src/ folder.",
+            },
+          ],
+        },
+      ],
     },
   },
   {

@@ -3,8 +3,7 @@
  * and the console's production build via `next start` (like e2e/support/stack.ts, but it keeps the
  * database URL: benches count what was stored). Used by ingest.bench.ts and hardening-load.bench.ts.
  */
-import { migrateAndSeed, startTempCluster, type TempCluster } from "../../packages/devstack/src/index";
-import { freePort, REPO_ROOT } from "../../packages/devstack/src/postgres-cluster";
+import { freePort, migrateAndSeed, REPO_ROOT, startTempCluster, type TempCluster } from "@tide/devstack";
 import { ADMIN_EMAIL, CONSOLE_DIR, ensureConsoleBuild, refuseRemoteDatabase } from "../support/stack";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";

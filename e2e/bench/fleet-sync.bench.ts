@@ -13,9 +13,7 @@
  * Figures, not pass/fail: the machine is shared and noisy; compare within one run.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { ClientDriver } from "../../packages/lab/src/client-driver";
-import { CONSOLE_POOL_NAME } from "../../packages/lab/src/console/fleet.plan";
-import { down, up, type Lab } from "../../packages/lab/src/lab";
+import { CONSOLE_POOL_NAME, down, up, type ClientDriver, type Lab } from "@tide/lab";
 import { ensureAgentBuild, requireRoot } from "../support/agent";
 import { startStack, type Stack } from "../support/stack";
 

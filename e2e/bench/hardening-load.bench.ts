@@ -46,10 +46,9 @@ import {
   type AgentObservationsIn,
   type DataPlaneState,
   type Observation,
-} from "../../packages/contracts/src/index";
+} from "@tide/contracts";
 import { startBenchStack, type BenchStack } from "./bench-stack";
-import { backoffMs } from "../../apps/agent/src/console/backoff";
-import { BATCH_MAX_BYTES, boundedBatch, jsonBytes } from "../../apps/agent/src/console/batch-size";
+import { backoffMs, BATCH_MAX_BYTES, boundedBatch, jsonBytes } from "@tide/agent";
 import { ADMIN_EMAIL, CONSOLE_DIR } from "../support/stack";
 import pg from "pg";
 

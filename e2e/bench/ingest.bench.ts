@@ -32,7 +32,7 @@ import {
   type AgentObservationsIn,
   type DataPlaneState,
   type Observation,
-} from "../../packages/contracts/src/index";
+} from "@tide/contracts";
 import { startBenchStack } from "./bench-stack";
 import { ADMIN_EMAIL, CONSOLE_DIR } from "../support/stack";
 import pg from "pg";

@@ -23,7 +23,7 @@
  */
 import { chromium } from "@playwright/test";
 import fs from "node:fs";
-import { setup as acceptQueue, type AcceptQueueHandle } from "../../packages/lab/src/incidents/accept-queue";
+import { acceptQueue } from "@tide/lab/incidents";
 import { chromiumLaunchOptions } from "../playwright.config";
 import { requireRoot, SAMPLE_INTERVAL_MS, startAgent, type RunningAgent } from "../support/agent";
 import { startStack, type Stack } from "../support/stack";
@@ -137,7 +137,7 @@ async function main() {
   requireRoot();
   let stack: Stack | undefined;
   let agent: RunningAgent | undefined;
-  let incident: AcceptQueueHandle | undefined;
+  let incident: acceptQueue.AcceptQueueHandle | undefined;
   const browser = await chromium.launch(chromiumLaunchOptions);
   try {
     stack = await startStack();
@@ -156,7 +156,7 @@ async function main() {
 
     const hostname = `bench-live-${Date.now().toString(36)}`;
     agent = await startAgent({ request: context.request, baseURL: stack.baseURL, hostname });
-    incident = await acceptQueue({ requestedBacklog: 1024, somaxconn: 10, acceptIntervalMs: 100 });
+    incident = await acceptQueue.setup({ requestedBacklog: 1024, somaxconn: 10, acceptIntervalMs: 100 });
     const pid = incident.serverPid;
     if (fs.readlinkSync(`/proc/${pid}/ns/net`) === fs.readlinkSync("/proc/self/ns/net")) {
       throw new Error(`server pid ${pid} is not in the incident's namespace`);

@@ -2,14 +2,17 @@ import type { Locator, Page } from "@playwright/test";
 import { spawnSync } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
+  CONSOLE_POOL_NAME,
+  down,
+  labHosts,
+  stopProcess,
   summarizeConnections,
+  up,
+  vipRouteArgv,
   type ClientDriver,
   type ConnectionReport,
-} from "../../packages/lab/src/client-driver";
-import { CONSOLE_POOL_NAME, labHosts } from "../../packages/lab/src/console/fleet.plan";
-import { down, up, type Lab } from "../../packages/lab/src/lab";
-import { stopProcess } from "../../packages/lab/src/lab-process";
-import { vipRouteArgv } from "../../packages/lab/src/topology";
+  type Lab,
+} from "@tide/lab";
 import { ensureAgentBuild, requireRoot } from "../support/agent";
 import { expect, openPool, signIn, test } from "../support/fixtures";
 

@@ -1,7 +1,5 @@
 import type { Page } from "@playwright/test";
-import { setup as acceptQueue } from "../../packages/lab/src/incidents/accept-queue";
-import { setup as pmtuBlackhole } from "../../packages/lab/src/incidents/pmtu-blackhole";
-import { createPmtuGateway } from "../../packages/lab/src/incidents/pmtu-gateway";
+import { acceptQueue, createPmtuGateway, pmtuBlackhole } from "@tide/lab/incidents";
 import { requireRoot, startAgent, type RunningAgent } from "../support/agent";
 import { expect, signIn, test } from "../support/fixtures";
 
@@ -69,7 +67,7 @@ test("an accept queue overflow in a lab namespace shows live on the host page an
     { timeout: 30_000 },
   );
 
-  const incident = await acceptQueue({ requestedBacklog: 1024, somaxconn: 10, acceptIntervalMs: 500 });
+  const incident = await acceptQueue.setup({ requestedBacklog: 1024, somaxconn: 10, acceptIntervalMs: 500 });
   cleanups.push(() => incident.teardown());
   const serverNs = incident.namespaces.server.name;
   const ns = page.locator(`[data-testid="namespace"][data-ns="name:${serverNs}"]`);
@@ -151,7 +149,7 @@ test("a PMTU blackhole on the lab path shows on the host page and as a finding",
   // Root's way into the incident (the agent checks paths from its own namespace), as a host has.
   const gateway = await createPmtuGateway();
   cleanups.push(() => gateway.remove());
-  const pmtu = await pmtuBlackhole();
+  const pmtu = await pmtuBlackhole.setup();
   cleanups.push(() => pmtu.teardown());
   await pmtu.trigger();
   await gateway.attach(pmtu, 1500);

@@ -13,7 +13,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { REPO_ROOT } from "../../packages/devstack/src/postgres-cluster";
+import { REPO_ROOT } from "@tide/devstack";
 
 export const AGENT_BUNDLE = path.join(REPO_ROOT, "apps/agent/dist/tide-agent.js");
 export const PROBES_BINARY = path.join(REPO_ROOT, "dataplane/build/tide-probes");

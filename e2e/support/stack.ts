@@ -8,8 +8,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { migrateAndSeed, startTempCluster, type TempCluster } from "../../packages/devstack/src/index";
-import { freePort, REPO_ROOT } from "../../packages/devstack/src/postgres-cluster";
+import { freePort, migrateAndSeed, REPO_ROOT, startTempCluster, type TempCluster } from "@tide/devstack";
 
 export const CONSOLE_DIR = path.join(REPO_ROOT, "apps/console");
 export const ADMIN_EMAIL = "admin@tide.local";
