@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { summarizeConnections, type ClientDriver, type ConnectionReport } from "../client-driver";
 import { down, up, type Lab } from "../lab";
 import type { RedirectCounters } from "../redirect-control";
@@ -76,6 +76,14 @@ describe("second chance in the glb lab", () => {
     await down();
   });
 
+  // Every test starts with both directors serving: a test that stops one (director loss) and then
+  // fails must not leave the tests after it with one director and a half-empty ECMP route.
+  afterEach(async () => {
+    if (!lab) return;
+    await lab.startDirector("dir2"); // no-op while it runs
+    await lab.setDirectorEcmp("dir2", true);
+  });
+
   it("drains, fills and loses a director without breaking any of 180 connections", async () => {
     // 100 long-lived streams over prx1 and prx2 (prx3 is not in service yet).
     const first = await driver.open(100, { intervalMs: 100 });
@@ -135,8 +143,6 @@ describe("second chance in the glb lab", () => {
     expect(s.errors).toEqual({});
     expect(s.byState).toEqual({ closed: 180 - onPrx1.length });
     expect(s.echoed).toBe(s.sent);
-    await lab.startDirector("dir2");
-    await lab.setDirectorEcmp("dir2", true);
   });
 
   it("delivers frag-needed to the proxy that owns the flow so large responses complete", async () => {
