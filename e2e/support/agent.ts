@@ -13,13 +13,15 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { REPO_ROOT } from "@tide/devstack";
+import { REPO_ROOT, waitFor } from "@tide/devstack";
 
 export const AGENT_BUNDLE = path.join(REPO_ROOT, "apps/agent/dist/tide-agent.js");
 export const PROBES_BINARY = path.join(REPO_ROOT, "dataplane/build/tide-probes");
 export const NSDIAG_BINARY = path.join(REPO_ROOT, "dataplane/build/tide-nsdiag");
 /** The agent's default and the console's: one sample per second. */
 export const SAMPLE_INTERVAL_MS = 1_000;
+/** Hello and a first batch take a second or two; 30 s leaves room for a busy CI machine. */
+const AGENT_FIRST_REPORT_TIMEOUT_MS = 30_000;
 
 /** The lab tier needs root (namespaces, BPF); CI runs it as root. Fail loudly, never skip. */
 export function requireRoot(): void {
@@ -138,11 +140,25 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
     await stop();
     throw new Error(`e2e: could not start the agent: ${output}`);
   }
-  // A config error exits at once; give it a moment to say so instead of failing later in a wait.
-  await new Promise((r) => setTimeout(r, 500));
-  if (child.exitCode !== null || child.signalCode !== null) {
+  // Started means heard from: wait until the console has the agent's first report, and fail at once
+  // (with its output) if the agent exits first, e.g. on a configuration error.
+  try {
+    await waitFor(
+      `the console to hear from the agent of ${o.hostname}`,
+      async () => {
+        if (child.exitCode !== null || child.signalCode !== null) {
+          throw new Error(`e2e: the agent exited (${child.exitCode ?? child.signalCode}):\n${output}`);
+        }
+        const res = await o.request.get(`/api/v1/hosts/${encodeURIComponent(o.hostname)}`);
+        if (res.status() === 404) return false;
+        if (res.status() !== 200) throw new Error(`GET /api/v1/hosts/${o.hostname}: HTTP ${res.status()}`);
+        return ((await res.json()) as { lastSeenAt: string | null }).lastSeenAt !== null;
+      },
+      { timeoutMs: AGENT_FIRST_REPORT_TIMEOUT_MS, intervalMs: 250, detail: () => `agent output:\n${output}` },
+    );
+  } catch (error) {
     await stop();
-    throw new Error(`e2e: the agent exited (${child.exitCode ?? child.signalCode}):\n${output}`);
+    throw error;
   }
   return {
     hostname: o.hostname,
