@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { BccToolName } from "@tide/contracts";
 import { afterEach, describe, expect, it } from "vitest";
+import { waitFor } from "@tide/devstack";
 import { BccTools } from "./bcc-tools";
 
 /**
@@ -28,15 +29,8 @@ function script(body: string): string {
   return file;
 }
 
-async function until<T>(probe: () => T | undefined, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = <T>(probe: () => T | undefined, timeoutMs = 5000) =>
+  waitFor("the tools' output", probe, { timeoutMs, intervalMs: 20 }) as Promise<T>;
 
 describe("BccTools", () => {
   it("folds streamed output into absolute histograms and reports both tools on", async () => {

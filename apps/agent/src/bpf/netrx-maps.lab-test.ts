@@ -22,6 +22,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "@tide/devstack";
 import { ProbeLoader } from "../probes/loader";
 import { ProbeState } from "../probes/probe-state";
 import { NETRX_PEAK_PIN_NAME, NETRX_PIN_NAME, NetRxMaps, type NetRxCpuRaw } from "./netrx-maps";
@@ -55,13 +56,8 @@ let log = "";
 
 const ip = (...args: string[]) => execFileSync("ip", args, { stdio: "pipe" });
 
-async function waitFor(what: string, ok: () => boolean, ms = 15_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}; tide-probes said: ${log}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const waitForProbes = (what: string, ok: () => boolean, timeoutMs = 15_000) =>
+  waitFor(what, ok, { timeoutMs, intervalMs: 50, detail: () => `tide-probes said: ${log}` });
 
 function stop(p: ChildProcess): Promise<void> {
   if (p.exitCode !== null || p.signalCode !== null) return Promise.resolve();
@@ -181,7 +177,7 @@ describe("tide-probes' pinned NET_RX maps through npm bpf", () => {
       }
     });
     try {
-      await waitFor("hello", () => hello !== null);
+      await waitForProbes("hello", () => hello !== null);
       const probes = (hello as unknown as { probes: Record<string, { on: boolean; reason?: string }> })
         .probes;
       expect(probes.netrx_softirq, JSON.stringify(probes.netrx_softirq)).toMatchObject({ on: true });
@@ -251,7 +247,7 @@ describe("tide-probes' pinned NET_RX maps through npm bpf", () => {
     const loader = new ProbeLoader(PROBES, INTERVAL_MS, (l) => (log += l), { pinDir, mapsSource: source });
     await loader.start();
     try {
-      await waitFor(
+      await waitForProbes(
         "the loader's hello and pins",
         () =>
           loader.state.probes().some((p) => p.probe === "net_rx_softirq" && p.state === "on") &&
@@ -266,6 +262,6 @@ describe("tide-probes' pinned NET_RX maps through npm bpf", () => {
       loader.stop();
       source.close();
     }
-    await waitFor("the loader to unpin and remove its pin dir", () => !existsSync(pinDir), 10_000);
+    await waitForProbes("the loader to unpin and remove its pin dir", () => !existsSync(pinDir), 10_000);
   });
 });

@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "@tide/devstack";
 import { controlExchange } from "../dataplane/control-client";
 import { redirectState } from "../dataplane/data-plane-state";
 import { loadNodeBpf } from "./node-bpf";
@@ -38,13 +39,8 @@ async function statsReply(): Promise<Record<string, number>> {
   return (reply as { result: { counters: Record<string, number> } }).result.counters;
 }
 
-async function waitFor(what: string, ok: () => boolean, ms = 10_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}; tide-redirect said: ${log}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const waitForRedirect = (what: string, ok: () => boolean, timeoutMs = 10_000) =>
+  waitFor(what, ok, { timeoutMs, intervalMs: 50, detail: () => `tide-redirect said: ${log}` });
 
 function stopRedirect(): Promise<void> {
   const p = proc;
@@ -82,7 +78,7 @@ beforeAll(async () => {
     stdio: ["ignore", "ignore", "pipe"],
   });
   proc.stderr?.on("data", (d: Buffer) => (log += d.toString()));
-  await waitFor(
+  await waitForRedirect(
     "the control socket and the pin",
     () => existsSync(socket) && existsSync(path.join(pinDir, REDIRECT_STATS_PIN_NAME)),
   );

@@ -21,6 +21,7 @@ import {
   type ProxyState,
 } from "@tide/forwarding";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "@tide/devstack";
 import { directorLoadTable, directorState, servedHashes } from "./data-plane-state";
 import { DirectorReconciler } from "./director-reconciler";
 import { applyDirectorTables, type ApplyTablesDeps } from "./director-tables";
@@ -110,12 +111,16 @@ async function startDirector(config: string): Promise<void> {
   );
   proc.stdout!.on("data", (d: Buffer) => (log += d.toString()));
   proc.stderr!.on("data", (d: Buffer) => (log += d.toString()));
-  const deadline = Date.now() + 30_000;
-  while (!existsSync(socket)) {
-    if (proc.exitCode !== null) throw new Error(`tide-director exited ${proc.exitCode}:\n${log}`);
-    if (Date.now() > deadline) throw new Error(`no control socket after 30 s:\n${log}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  const director = proc;
+  const started = () => {
+    if (director.exitCode !== null) throw new Error(`tide-director exited ${director.exitCode}:\n${log}`);
+    return existsSync(socket);
+  };
+  await waitFor("tide-director's control socket", started, {
+    timeoutMs: 30_000,
+    intervalMs: 20,
+    detail: () => log,
+  });
 }
 
 afterAll(async () => {

@@ -1,5 +1,6 @@
 import type { AgentHealthReport, HealthCheckJob, HealthcheckRequest } from "@tide/contracts";
 import { afterEach, describe, expect, it } from "vitest";
+import { waitFor } from "@tide/devstack";
 import {
   HealthChecker,
   INITIAL_RISE_FALL,
@@ -86,13 +87,8 @@ describe("HealthChecker", () => {
   let checker: HealthChecker | null = null;
   afterEach(() => checker?.stop());
 
-  const until = async (cond: () => boolean, ms = 3000) => {
-    const end = Date.now() + ms;
-    while (!cond()) {
-      if (Date.now() > end) throw new Error("timed out");
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  };
+  const until = (cond: () => boolean, timeoutMs = 3000) =>
+    waitFor("the checker", cond, { timeoutMs, intervalMs: 10 });
 
   it("finds the failing proxy, reports the flip at once with its failing check, and follows job changes", async () => {
     const reports: AgentHealthReport[] = [];

@@ -19,6 +19,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { HealthcheckReady, HealthcheckResult, type HealthcheckRequest } from "@tide/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "@tide/devstack";
 
 const DATAPLANE_BUILD = path.resolve(__dirname, "../../../../dataplane/build");
 const BINARY = process.env.TIDE_HEALTHCHECK_BINARY ?? path.join(DATAPLANE_BUILD, "tide-healthcheck");
@@ -50,7 +51,6 @@ const ourNamespaces = (): string[] =>
     .split("\n")
     .map((l) => l.split(" ")[0] ?? "")
     .filter((n) => n.startsWith(PREFIX));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const redirectSocket = () => path.join(workDir, "redirect.sock");
 
 /** One tide-healthcheck in the checker namespace; every line it writes is checked against the contract. */
@@ -120,12 +120,11 @@ async function stop(child: ChildProcess | null): Promise<void> {
 }
 
 async function waitUntil(what: string, child: ChildProcess, done: () => boolean): Promise<void> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (!done()) {
+  const ready = () => {
     if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
-    if (Date.now() > deadline) throw new Error(`${what} not ready after ${START_TIMEOUT_MS} ms`);
-    await sleep(25);
-  }
+    return done();
+  };
+  await waitFor(`${what} to be ready`, ready, { timeoutMs: START_TIMEOUT_MS, intervalMs: 25 });
 }
 
 async function redirectUp(): Promise<void> {
