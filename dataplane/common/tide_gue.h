@@ -13,13 +13,8 @@
 #include <string.h>
 
 #include "tide_forward.h"
+#include "tide_gue_wire.h"
 
-#define TIDE_GUE_PORT 19523u
-#define TIDE_ETH_HLEN 14u
-#define TIDE_OUTER_IP_HLEN 20u
-#define TIDE_UDP_HLEN 8u
-#define TIDE_GUE_BASE_HLEN 4u
-#define TIDE_GLB_PRIV_HLEN 4u
 #define TIDE_OUTER_TTL 64u
 /* IPv4 "don't fragment": the director never fragments; PMTU discovery works end to end. */
 #define TIDE_IP_DF 0x4000u
@@ -28,7 +23,7 @@
 static inline uint32_t tide_gue_overhead(uint8_t hop_count)
 {
 	return TIDE_ETH_HLEN + TIDE_OUTER_IP_HLEN + TIDE_UDP_HLEN + TIDE_GUE_BASE_HLEN +
-	       TIDE_GLB_PRIV_HLEN + 4u * hop_count;
+	       TIDE_GLB_PRIV_HLEN + TIDE_GLB_HOP_LEN * hop_count;
 }
 
 /* Outer IP total length for an inner packet of `inner_len` bytes. */

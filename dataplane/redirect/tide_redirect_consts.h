@@ -7,9 +7,12 @@
 #ifndef TIDE_REDIRECT_CONSTS_H
 #define TIDE_REDIRECT_CONSTS_H
 
+/* GUE's port and header sizes are declared once, for every packet path. */
+#include "../common/tide_gue_wire.h"
+
 /* UDP destination port of GUE packets unless configured otherwise (glb-director's default). */
 #ifndef TIDE_REDIRECT_DEFAULT_PORT
-#define TIDE_REDIRECT_DEFAULT_PORT 19523
+#define TIDE_REDIRECT_DEFAULT_PORT ((int)TIDE_GUE_PORT)
 #endif
 
 /* Local IPv4 addresses the program recognises as "this host" (outer destination, hops). */
@@ -23,13 +26,16 @@
  */
 #define TIDE_REDIRECT_MAX_HOPS 30
 
-/* Header lengths, bytes. The outer IPv4 header carries no options (the director writes none). */
-#define TR_ETH_HLEN 14
-#define TR_IPV4_HLEN 20
+/*
+ * Header lengths, bytes (signed: the program does signed offset arithmetic with them). The GUE
+ * ones come from common/tide_gue_wire.h; the outer IPv4 header carries no options.
+ */
+#define TR_ETH_HLEN ((int)TIDE_ETH_HLEN)
+#define TR_IPV4_HLEN ((int)TIDE_OUTER_IP_HLEN)
 #define TR_IPV6_HLEN 40
-#define TR_UDP_HLEN 8
-#define TR_GUE_BASE_HLEN 4
-#define TR_GLB_PRIV_HLEN 4
+#define TR_UDP_HLEN ((int)TIDE_UDP_HLEN)
+#define TR_GUE_BASE_HLEN ((int)TIDE_GUE_BASE_HLEN)
+#define TR_GLB_PRIV_HLEN ((int)TIDE_GLB_PRIV_HLEN)
 #define TR_TCP_HLEN 20
 #define TR_ICMP_HLEN 8
 /* Ethernet + outer IPv4 + UDP + GUE base + GLB private: where the hop list starts. */

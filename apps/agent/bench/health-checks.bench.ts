@@ -30,7 +30,7 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { accessSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { HEALTH_DEFAULTS, redirectControlResults, type HealthCheckJob } from "@tide/contracts";
+import { GUE_PORT, HEALTH_DEFAULTS, redirectControlResults, type HealthCheckJob } from "@tide/contracts";
 import { controlExchange } from "../src/dataplane/control-client";
 import { HealthChecker } from "../src/health/health-checker";
 import { HealthcheckClient } from "../src/health/healthcheck-client";
@@ -44,7 +44,6 @@ const REDIRECT = knobs.TIDE_REDIRECT_BINARY ?? path.join(BUILD, "tide-redirect")
 const INTERVAL_MS = HEALTH_DEFAULTS.intervalMs;
 const TIMEOUT_MS = 1_000;
 const RISE = HEALTH_DEFAULTS.rise;
-const GUE_PORT = 19523;
 const HTTP_PORT = 18080;
 /** Each window is whole intervals (one round each): SECONDS rounded to intervals, at least one. */
 const SLICES = Math.max(1, Math.round((SECONDS * 1000) / INTERVAL_MS));

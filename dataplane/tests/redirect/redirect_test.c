@@ -56,7 +56,7 @@
 #define UNROUTABLE "198.18.0.9"
 #define DIRECTOR "10.98.0.1"
 #define ALT_MAC "\x02\x00\x00\x00\x00\x03"
-#define GUE_PORT 19523
+#define GUE_PORT TIDE_REDIRECT_DEFAULT_PORT
 
 /* Bench: calls (repeat=1 each, see bench()) and repeat for the non-mutating path. */
 #define BENCH_CALLS 200000

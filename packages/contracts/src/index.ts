@@ -14,5 +14,6 @@ export * from "./users";
 export * from "./director-sync";
 export * from "./text";
 export * from "./healthcheck-wire";
+export * from "./gue-wire";
 export * from "./proxy-health";
 export * from "./proxy-traffic";

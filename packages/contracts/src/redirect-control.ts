@@ -10,6 +10,7 @@ import {
   requestIdField,
   Timestamp,
 } from "./control-socket";
+import { GUE_PORT } from "./gue-wire";
 
 /**
  * The tide-redirect control protocol (v1): what the agent and tidectl say to the proxy-side
@@ -32,7 +33,7 @@ export const REDIRECT_CONTROL_MAX_LINE_BYTES = CONTROL_MAX_LINE_BYTES;
 export const REDIRECT_MAX_LOCAL_ADDRESSES = 16;
 
 /** GUE UDP port unless configured otherwise (glb-director's). */
-export const REDIRECT_DEFAULT_GUE_PORT = 19523;
+export const REDIRECT_DEFAULT_GUE_PORT = GUE_PORT;
 
 // ---------------------------------------------------------------------------------------------------
 // Wire primitives

@@ -22,19 +22,20 @@
  * The af_packet port (eth0) keeps no address, and the director namespace does not forward, so the
  * kernel drops what it sees there without answering; VIP traffic never touches a management link.
  */
+import { GUE_PORT, gueIpOverhead } from "@tide/contracts";
 import { LabError } from "./errors";
 
 export const GLB_TOPOLOGY = "glb";
 export const DEFAULT_PREFIX = "tide-glb";
 /** The VIP every proxy serves (on lo) and the router sends to the directors. */
 export const LAB_VIP = "10.200.0.10";
-/** GUE destination port (GLB's). */
-export const GUE_PORT = 19523;
+/** GUE destination port (GLB's; declared once in @tide/contracts). */
+export { GUE_PORT };
 /** Test server ports on the VIP: HTTP, and the name-then-echo stream service. */
 export const HTTP_PORT = 80;
 export const STREAM_PORT = 9000;
 /** Bytes GUE adds to a client packet: outer IPv4 20 + UDP 8 + GUE 4 + GLB private data 4 + one hop 4. */
-export const GUE_OVERHEAD = 40;
+export const GUE_OVERHEAD = gueIpOverhead(1);
 /**
  * Largest outer IP packet a director emits, bytes. DPDK's af_packet PMD refuses frames above 1518
  * bytes (1500 + Ethernet header + CRC), so the lab's directors cannot use jumbo frames the way GLB's

@@ -8,6 +8,7 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { GUE_PORT } from "@tide/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "@tide/devstack";
 import { controlExchange } from "../dataplane/control-client";
@@ -20,7 +21,6 @@ import { RedirectStatsSource } from "./redirect-stats-source";
 const REPO = path.resolve(import.meta.dirname, "../../../..");
 const REDIRECT = path.join(REPO, "dataplane/build/tide-redirect");
 /** GUE port tide-redirect listens for (its default, REDIRECT_CONTROL's port). */
-const GUE_PORT = 19523;
 const NS_PROXY = `tide-bpf-${process.pid}-p`;
 const NS_PEER = `tide-bpf-${process.pid}-c`;
 

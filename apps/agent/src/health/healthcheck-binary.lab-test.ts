@@ -17,7 +17,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { HealthcheckReady, HealthcheckResult, type HealthcheckRequest } from "@tide/contracts";
+import { GUE_PORT, HealthcheckReady, HealthcheckResult, type HealthcheckRequest } from "@tide/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "@tide/devstack";
 
@@ -34,7 +34,6 @@ const PROXY_IF = `thc${process.pid}p`;
 const CHECKER_ADDR = "10.231.0.1";
 const PROXY_ADDR = "10.231.0.2";
 const ABSENT_ADDR = "10.231.0.3"; // on the link, nobody answers ARP
-const GUE_PORT = 19523;
 const HTTP_PORT = 18080;
 const STOP_TIMEOUT_MS = 5_000;
 const START_TIMEOUT_MS = 10_000;
