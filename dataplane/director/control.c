@@ -28,8 +28,9 @@
 
 #define RTE_LOGTYPE_TIDE RTE_LOGTYPE_USER1
 
+/* The release version, from the root package.json: dataplane/Makefile passes it. */
 #ifndef TIDE_VERSION
-#define TIDE_VERSION "0.1.0"
+#error "TIDE_VERSION is not set: build with make -C dataplane"
 #endif
 
 static const struct director_config *control_cfg;

@@ -32,8 +32,9 @@
 
 #include "tide_healthcheck.h"
 
+/* The release version, from the root package.json: dataplane/Makefile passes it. */
 #ifndef TIDE_VERSION
-#define TIDE_VERSION "0.0.0"
+#error "TIDE_VERSION is not set: build with make -C dataplane"
 #endif
 
 /* Stack of a check thread: the largest frame is http's (~1.5 KiB of buffers); ASan needs more. */

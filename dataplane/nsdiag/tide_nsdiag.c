@@ -63,8 +63,9 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+/* The release version, from the root package.json: dataplane/Makefile passes it. */
 #ifndef TIDE_VERSION
-#define TIDE_VERSION "0.0.0"
+#error "TIDE_VERSION is not set: build with make -C dataplane"
 #endif
 
 /* Listeners listed per namespace (the contract carries at most 4096; ports stays complete). */

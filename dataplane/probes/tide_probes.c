@@ -38,8 +38,9 @@
 #include "tide_probes.skel.h"
 #include "tide_probes_structs.h"
 
+/* The release version, from the root package.json: dataplane/Makefile passes it. */
 #ifndef TIDE_VERSION
-#define TIDE_VERSION "0.1.0"
+#error "TIDE_VERSION is not set: build with make -C dataplane"
 #endif
 
 /* Sample period unless --interval-ms says otherwise, and its accepted range, milliseconds. */

@@ -12,8 +12,9 @@
 
 #include "tide_redirect_structs.h"
 
+/* The release version, from the root package.json: dataplane/Makefile passes it. */
 #ifndef TIDE_VERSION
-#define TIDE_VERSION "0.1.0"
+#error "TIDE_VERSION is not set: build with make -C dataplane"
 #endif
 
 /* Longest netns name accepted (a file name under /var/run/netns), bytes. */

@@ -1,2 +1,5 @@
-/** tide-agent version (semver; kept in step with package.json). */
-export const AGENT_VERSION = "0.1.0";
+// A named import of one field: the bundle (esbuild) carries the version, not the whole package.json.
+import { version } from "../../../package.json";
+
+/** tide-agent version: Tide's release version, declared once in the root package.json. */
+export const AGENT_VERSION: string = version;
