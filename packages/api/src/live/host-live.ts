@@ -11,7 +11,7 @@ import { latestSample, samplesBetween, type Db } from "@tide/db";
 import pg from "pg";
 import { apiEnv } from "../env";
 import { findHost } from "../services/host.service";
-import { POOLS_CHANNEL } from "../services/proxy-health.service";
+import { DESIRED_CHANNEL, OBSERVATIONS_CHANNEL, POOLS_CHANNEL } from "./channels";
 
 /**
  * Live host view for the console: what the host page shows, computed from stored samples, and a
@@ -20,8 +20,7 @@ import { POOLS_CHANNEL } from "../services/proxy-health.service";
  * per notification (only the samples after the last one sent).
  */
 
-/** Channel ingestObservations notifies on, after its transaction commits (payload: host_… id). */
-export const OBSERVATIONS_CHANNEL = "tide_observations";
+export { OBSERVATIONS_CHANNEL };
 
 /** Look-back of the first update of a live connection, in ms (five minutes of 1 s samples). */
 export const LIVE_WINDOW_MS = 5 * 60_000;
@@ -194,11 +193,6 @@ export async function hostLiveUpdate(db: Db, ref: string, after: string | null):
 /** What a notification on OBSERVATIONS_CHANNEL says changed for the host. */
 export type HostChange = "samples" | "findings";
 
-/**
- * Channel the database itself notifies (triggers of migration director_pool_sync) when anything a
- * desired state is made of changed: table versions, directors and their pools, PMTU targets.
- */
-export const DESIRED_CHANNEL = "tide_desired";
 /** Subscriber key of desired-state changes on the shared connection (no host id looks like this). */
 const DESIRED_KEY = "*desired";
 /** Subscriber key of one pool's page (POOLS_CHANNEL payload: the pool id). */

@@ -10,6 +10,7 @@ import {
 } from "@tide/db";
 import { diagnose, resolve } from "@tide/diagnostics";
 import { isDeepStrictEqual } from "node:util";
+import { OBSERVATIONS_CHANNEL } from "../live/channels";
 
 /**
  * Findings evaluation, off the ingest request path. Ingest stores a batch and calls
@@ -67,9 +68,6 @@ const LAG_KEPT = 10_000;
 
 /** Who writes automatic finding history. */
 const DIAGNOSTICS = "diagnostics";
-
-/** Channel of live host notifications (live/host-live.ts); payload `<hostId> findings` here. */
-const LIVE_CHANNEL = "tide_observations";
 
 /** A stored finding as diagnostics' contract type (acknowledged stays acknowledged). */
 export function rowToFinding(r: FindingRow): Finding {
@@ -239,7 +237,7 @@ export async function evaluateHost(db: Db, hostId: string): Promise<EvaluationRe
     }
     if (events.length > 0) await tx.findingEvent.createMany({ data: events });
     // Pages refetch findings on this (live/host-live.ts); NOTIFY is delivered only if we commit.
-    if (written > 0) await tx.$executeRaw`SELECT pg_notify(${LIVE_CHANNEL}, ${`${hostId} findings`})`;
+    if (written > 0) await tx.$executeRaw`SELECT pg_notify(${OBSERVATIONS_CHANNEL}, ${`${hostId} findings`})`;
     return { opened, resolved: result.resolved.length, written };
   }, EVALUATION_TRANSACTION);
 }

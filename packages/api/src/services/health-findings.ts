@@ -13,6 +13,7 @@ import {
 } from "@tide/contracts";
 import type { Prisma } from "@tide/db";
 import type { DirectorView } from "./proxy-health.plan";
+import { OBSERVATIONS_CHANNEL } from "../live/channels";
 
 /**
  * Findings from the directors' health checks (issue 12): a proxy the checks took out of rotation
@@ -27,8 +28,6 @@ type Tx = Prisma.TransactionClient;
 
 /** Who opens and resolves them (finding events' `by`). */
 const BY = "health checks";
-/** Channel of live host pages (ingest.service.ts): "<host id> findings" re-reads findings. */
-const LIVE_CHANNEL = "tide_observations";
 
 export interface HealthFindingsInput {
   pool: { id: string; name: string; check: PoolHealthCheck };
@@ -299,5 +298,5 @@ export async function syncHealthFindings(tx: Tx, input: HealthFindingsInput): Pr
   if (events.length > 0) await tx.findingEvent.createMany({ data: events });
   // Host pages re-read their findings (delivered at commit).
   for (const hostId of touched)
-    await tx.$executeRaw`SELECT pg_notify(${LIVE_CHANNEL}, ${`${hostId} findings`})`;
+    await tx.$executeRaw`SELECT pg_notify(${OBSERVATIONS_CHANNEL}, ${`${hostId} findings`})`;
 }

@@ -11,9 +11,7 @@ import type { HostCaller } from "../auth/host-tokens.service";
 import { desiredStateFor } from "./desired-state.service";
 import { findingEvaluatorFor } from "./finding-evaluator";
 import { recordTraffic } from "./proxy-traffic.service";
-
-/** Channel of live host notifications (live/host-live.ts); payload: the host record id. */
-const LIVE_CHANNEL = "tide_observations";
+import { OBSERVATIONS_CHANNEL } from "../live/channels";
 
 export interface IngestOptions {
   /** Minutes of samples kept per host (TIDE_OBSERVATION_RETENTION_MINUTES, default 60). */
@@ -133,8 +131,8 @@ export async function ingestObservations(
 /** Best effort: a failed notify never fails ingest (pages catch up on the next one). */
 async function notifySamples(db: Db, hostId: string): Promise<void> {
   try {
-    await db.$executeRaw`SELECT pg_notify(${LIVE_CHANNEL}, ${hostId})`;
+    await db.$executeRaw`SELECT pg_notify(${OBSERVATIONS_CHANNEL}, ${hostId})`;
   } catch (e) {
-    console.error("pg_notify tide_observations failed:", e);
+    console.error(`pg_notify ${OBSERVATIONS_CHANNEL} failed:`, e);
   }
 }

@@ -25,9 +25,7 @@ import {
   type ProxyHealthInput,
 } from "./proxy-health.plan";
 import { failsOpen, insertTableVersion, isBuildable } from "./table.service";
-
-/** Channel the pool pages listen on (live/host-live.ts); payload: the pool id. */
-export const POOLS_CHANNEL = "tide_pools";
+import { POOLS_CHANNEL } from "../live/channels";
 
 /**
  * Proxy health from the directors' checks (issue 12): director hosts' agents report their views

@@ -8,7 +8,7 @@ import {
   type PoolTraffic,
 } from "@tide/contracts";
 import { bindSelect, type Db, type Prisma } from "@tide/db";
-import { POOLS_CHANNEL } from "./proxy-health.service";
+import { POOLS_CHANNEL } from "../live/channels";
 import {
   establishedToBinds,
   fallRate,
