@@ -5,7 +5,7 @@
  * see address.ts for parsing and formatting.
  */
 
-/** Number of rows in every forwarding table (GLB: 2^16). */
+/** Number of rows in every forwarding table (GLB: 2^16; C: TIDE_TABLE_ROWS, checked by types.test.ts). */
 export const TABLE_ROWS = 65536;
 /** Backend slots per table in the GLBD v2 file. */
 export const MAX_BACKENDS = 256;
