@@ -12,6 +12,7 @@ import {
   netnsKey,
   type FindingSubject,
 } from "./findings";
+import { KERNEL_INCIDENTS, LAST_KERNEL_INCIDENT } from "./incidents";
 
 const web = { inode: 4026532511, name: "web", root: false };
 
@@ -139,7 +140,7 @@ describe("Finding", () => {
     ["an id without prefix", (f) => (f.id = "50avvy33qrwhd")],
     ["an unknown kind", (f) => (f.kind = "disk_full")],
     ["an unknown severity", (f) => (f.severity = "major")],
-    ["incident 8", (f) => (f.incident = 8)],
+    ["an incident past the registry's last", (f) => (f.incident = LAST_KERNEL_INCIDENT + 1)],
     ["no evidence", (f) => (f.evidence = [])],
     ["a remedy without steps", (f) => (f.remedy.steps = [])],
     ["an unknown remedy scope", (f) => (f.remedy.steps[0]!.scope = "cluster")],
@@ -149,10 +150,10 @@ describe("Finding", () => {
     expect(Finding.safeParse(f).success).toBe(false);
   });
 
-  it("maps every kernel kind to one of the seven incidents, each incident covered; health kinds to none", () => {
+  it("maps every kernel kind to an incident of the registry, each incident covered; health kinds to none", () => {
     expect(Object.keys(findingIncident).sort()).toEqual([...FindingKind.options].sort());
     expect(new Set(KernelFindingKind.options.map((k) => findingIncident[k]))).toEqual(
-      new Set([1, 2, 3, 4, 5, 6, 7]),
+      new Set(KERNEL_INCIDENTS.map((i) => i.number)),
     );
     for (const k of HealthFindingKind.options) expect(findingIncident[k]).toBe(FLEET_HEALTH_INCIDENT);
   });

@@ -1,4 +1,10 @@
 import { z } from "zod";
+import {
+  KERNEL_FINDING_KINDS,
+  kernelKindIncidents,
+  kernelKindsDescription,
+  LAST_KERNEL_INCIDENT,
+} from "./incidents";
 import { HostId, NetnsRef } from "./observations";
 
 /**
@@ -10,29 +16,11 @@ import { HostId, NetnsRef } from "./observations";
 /** Prefix of finding ids (dub habit; ids.ts has no finding kind yet). */
 export const FINDING_ID_PREFIX = "fnd";
 
-/** What diagnostics finds in a host's kernel counters (packages/diagnostics, one rule per incident). */
-export const KernelFindingKind = z
-  .enum([
-    "accept_queue_overflow",
-    "listen_backlog_capped",
-    "syn_queue_overflow",
-    "syn_flood_drops",
-    "pmtu_blackhole",
-    "mtu_mismatch",
-    "connect_port_exhaustion",
-    "softirq_net_rx_stall",
-    "tcp_collapse",
-    "listener_crowding",
-  ])
-  .describe(
-    "accept_queue_overflow: completed handshakes dropped, accept queue full; listen_backlog_capped: " +
-      "listen() backlog cut to somaxconn of the namespace; syn_queue_overflow: SYN queue full, cookies " +
-      "sent; syn_flood_drops: SYN queue full and cookies off, SYNs dropped; pmtu_blackhole: large DF " +
-      "packets vanish with no ICMP; mtu_mismatch: an MTU step on a path or at this host (frag-needed " +
-      "sent); connect_port_exhaustion: slow or failing connect() from a crowded ephemeral range; " +
-      "softirq_net_rx_stall: NET_RX delayed or dropping on a CPU; tcp_collapse: receive-buffer " +
-      "collapsing/pruning in softirq; listener_crowding: too many LISTEN sockets on one port",
-  );
+/**
+ * What diagnostics finds in a host's kernel counters (packages/diagnostics, one rule per incident):
+ * every kind of every incident in the registry (incidents.ts).
+ */
+export const KernelFindingKind = z.enum(KERNEL_FINDING_KINDS).describe(kernelKindsDescription());
 export type KernelFindingKind = z.infer<typeof KernelFindingKind>;
 
 /**
@@ -55,21 +43,12 @@ export type FindingKind = z.infer<typeof FindingKind>;
 /** Incident number of findings that are not kernel incidents (proxy health). */
 export const FLEET_HEALTH_INCIDENT = 0;
 
-/** Which seed incident (1..7 in kernel-signals.md) each kind belongs to; 0 for health findings. */
-export const findingIncident = {
-  accept_queue_overflow: 1,
-  listen_backlog_capped: 1,
-  syn_queue_overflow: 2,
-  syn_flood_drops: 2,
-  pmtu_blackhole: 3,
-  mtu_mismatch: 3,
-  connect_port_exhaustion: 4,
-  softirq_net_rx_stall: 5,
-  tcp_collapse: 6,
-  listener_crowding: 7,
+/** Which incident (kernel-signals.md, incidents.ts) each kind belongs to; 0 for health findings. */
+export const findingIncident: Readonly<Record<FindingKind, number>> = {
+  ...kernelKindIncidents(),
   proxy_unhealthy: FLEET_HEALTH_INCIDENT,
   pool_fail_open: FLEET_HEALTH_INCIDENT,
-} as const satisfies Record<FindingKind, number>;
+};
 
 export const FindingSeverity = z
   .enum(["info", "warn", "critical"])
@@ -189,7 +168,7 @@ export const Finding = z
     incident: z
       .int()
       .min(0)
-      .max(7)
+      .max(LAST_KERNEL_INCIDENT)
       .describe(
         "Seed incident number in kernel-signals.md; 0 for proxy health findings (not a kernel incident)",
       ),

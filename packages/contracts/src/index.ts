@@ -9,6 +9,7 @@ export * from "./director-control";
 export * from "./redirect-control";
 export * from "./observations";
 export * from "./findings";
+export * from "./incidents";
 export * from "./agent-protocol";
 export * from "./users";
 export * from "./director-sync";

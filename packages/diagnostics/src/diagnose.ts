@@ -1,4 +1,11 @@
-import { severityRank, type Finding, type FindingKind, type Observation } from "@tide/contracts";
+import {
+  KERNEL_INCIDENTS,
+  severityRank,
+  type Finding,
+  type FindingKind,
+  type KernelIncidentSlug,
+  type Observation,
+} from "@tide/contracts";
 import { settings, type DiagnoseOptions, type Rule, type RuleContext } from "./evaluation";
 import { rollingWindows, type HostWindow } from "./rates";
 import { acceptQueueRule } from "./rules/accept-queue";
@@ -9,16 +16,19 @@ import { softirqStallRule } from "./rules/softirq-stall";
 import { synQueueRule } from "./rules/syn-queue";
 import { tcpCollapseRule } from "./rules/tcp-collapse";
 
-/** Every rule, one module per incident (1..7 of kernel-signals.md). */
-export const rules: readonly Rule[] = [
-  acceptQueueRule,
-  synQueueRule,
-  pmtuRule,
-  portExhaustionRule,
-  softirqStallRule,
-  tcpCollapseRule,
-  listenerCrowdingRule,
-];
+/** The rule of each incident of the registry (@tide/contracts' KERNEL_INCIDENTS), by slug. */
+export const ruleOfIncident: Readonly<Record<KernelIncidentSlug, Rule>> = {
+  "accept-queue": acceptQueueRule,
+  "syn-queue": synQueueRule,
+  "pmtu-blackhole": pmtuRule,
+  "port-exhaustion": portExhaustionRule,
+  "softirq-stall": softirqStallRule,
+  "tcp-collapse": tcpCollapseRule,
+  "listener-crowding": listenerCrowdingRule,
+};
+
+/** Every rule, one module per incident, in the registry's order. */
+export const rules: readonly Rule[] = KERNEL_INCIDENTS.map((i) => ruleOfIncident[i.slug]);
 
 /** The rule that makes a kind. */
 export function ruleFor(kind: FindingKind): Rule {

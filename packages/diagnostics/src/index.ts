@@ -3,6 +3,6 @@ export { counterDelta, rates, windowRates, rollingWindows, perSecond } from "./r
 export type { Rates, CounterDelta, NamespaceRates, CpuRates, ConnectDelta, HostWindow } from "./rates";
 export { histogramQuantile, histogramCount, bucketBounds, log2Bucket } from "./histogram";
 export type { DiagnoseOptions } from "./evaluation";
-export { diagnose, rules, ruleFor } from "./diagnose";
+export { diagnose, rules, ruleFor, ruleOfIncident } from "./diagnose";
 export { resolve } from "./resolve";
 export type { Resolution, ResolvedFinding, ResolvedReason } from "./resolve";

@@ -1,14 +1,15 @@
 /**
- * Incident 1 (root): ListenOverflows rises in the server namespace while a slow acceptor's capped
+ * Incident accept-queue (root): ListenOverflows rises in the server namespace while a slow acceptor's capped
  * backlog (ss Send-Q = somaxconn) overflows; after remedy() Send-Q is the requested backlog and the
  * counter stops rising.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { kernelIncident } from "@tide/contracts";
 import { setup, type AcceptQueueHandle, ACCEPT_QUEUE_PREFIX } from "./accept-queue";
 import { counterDelta, readNetCounters } from "./namespace";
 import { listNamespaces } from "../host-command";
 
-describe("incident 1: accept queue overflow", () => {
+describe(`incident ${kernelIncident("accept-queue").number}: accept queue overflow`, () => {
   let h: AcceptQueueHandle;
   beforeAll(async () => {
     h = await setup({ requestedBacklog: 1024, somaxconn: 10, acceptIntervalMs: 500 });

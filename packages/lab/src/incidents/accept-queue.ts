@@ -1,5 +1,5 @@
 /**
- * Incident 1: accept queue overflow and a capped backlog.
+ * Incident accept-queue: accept queue overflow and a capped backlog.
  *
  *   tide-inc-aq-client 10.201.1.2 ──veth── tide-inc-aq-server 10.201.1.1:8081 (slow-acceptor.py)
  *

@@ -1,6 +1,6 @@
 /**
- * Kernel incident scenarios (packages/diagnostics/docs/kernel-signals.md), one module per incident, each
- * in its own `tide-inc-*` network namespaces:
+ * Kernel incident scenarios (packages/diagnostics/docs/kernel-signals.md), one module per incident of
+ * the registry (@tide/contracts' KERNEL_INCIDENTS), each in its own `tide-inc-*` network namespaces:
  *
  *   const aq = await acceptQueue.setup({ somaxconn: 10 });   // namespaces, server process
  *   await aq.trigger({ count: 300 });                        // ListenOverflows rises in aq.namespaces.server
@@ -10,13 +10,35 @@
  * cleanupStaleNamespaces() removes what a crashed run left (every tide-inc-* namespace and its
  * processes); every setup() does it for its own prefix first.
  */
-export * as acceptQueue from "./accept-queue";
-export * as synQueue from "./syn-queue";
-export * as pmtuBlackhole from "./pmtu-blackhole";
-export * as portExhaustion from "./port-exhaustion";
-export * as tcpCollapse from "./tcp-collapse";
-export * as listenerCrowding from "./listener-crowding";
-export * as softirqStall from "./softirq-stall";
+import type { KernelIncidentSlug } from "@tide/contracts";
+import * as acceptQueue from "./accept-queue";
+import * as listenerCrowding from "./listener-crowding";
+import * as pmtuBlackhole from "./pmtu-blackhole";
+import * as portExhaustion from "./port-exhaustion";
+import * as softirqStall from "./softirq-stall";
+import * as synQueue from "./syn-queue";
+import * as tcpCollapse from "./tcp-collapse";
+
+export { acceptQueue, synQueue, pmtuBlackhole, portExhaustion, tcpCollapse, listenerCrowding, softirqStall };
+
+/** What every incident module offers: its own namespaces, set up, and torn down again. */
+interface IncidentScenario {
+  setup(options?: never): Promise<{ teardown(): Promise<void> }>;
+}
+
+/**
+ * The reproduction of each incident of the registry (@tide/contracts' KERNEL_INCIDENTS), by slug:
+ * a registry entry without a scenario here does not type-check.
+ */
+export const incidentScenarios = {
+  "accept-queue": acceptQueue,
+  "syn-queue": synQueue,
+  "pmtu-blackhole": pmtuBlackhole,
+  "port-exhaustion": portExhaustion,
+  "softirq-stall": softirqStall,
+  "tcp-collapse": tcpCollapse,
+  "listener-crowding": listenerCrowding,
+} as const satisfies Record<KernelIncidentSlug, IncidentScenario>;
 export {
   INCIDENT_PREFIX,
   cleanupStaleNamespaces,

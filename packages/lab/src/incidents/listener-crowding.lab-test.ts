@@ -1,12 +1,13 @@
 /**
- * Incident 7 (root): `ss -ltnH` in the namespace counts 16,000 LISTEN sockets on :53; after
+ * Incident listener-crowding (root): `ss -ltnH` in the namespace counts 16,000 LISTEN sockets on :53; after
  * remedy() there is one wildcard listener.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { kernelIncident } from "@tide/contracts";
 import { setup, type ListenerCrowdingHandle, LISTENER_CROWDING_PREFIX } from "./listener-crowding";
 import { listNamespaces } from "../host-command";
 
-describe("incident 7: many listeners on one port", () => {
+describe(`incident ${kernelIncident("listener-crowding").number}: many listeners on one port`, () => {
   let h: ListenerCrowdingHandle;
   beforeAll(async () => {
     h = await setup({ port: 53 });

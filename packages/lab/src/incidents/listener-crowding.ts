@@ -1,5 +1,5 @@
 /**
- * Incident 7: many listeners on one port (listening hash crowding).
+ * Incident listener-crowding: many listeners on one port (listening hash crowding).
  *
  *   tide-inc-lc-server: many-listeners.py holds `count` LISTEN sockets on :53, each bound to its own
  *   address 10.207.X.Y (net.ipv4.ip_nonlocal_bind=1, so no addresses need configuring)

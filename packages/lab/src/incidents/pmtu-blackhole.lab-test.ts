@@ -1,15 +1,16 @@
 /**
- * Incident 3 (root): with ra dropping its own ICMP frag-needed, `ping -M do -s 1400` loses 100% with
+ * Incident pmtu-blackhole (root): with ra dropping its own ICMP frag-needed, `ping -M do -s 1400` loses 100% with
  * no error line while small pings work, tracepath never learns 1200, and ra's OutType3 still rises;
  * after remedy() ping reports "mtu = 1200" and tracepath `pmtu 1200`. The MTU mismatch variant
  * loses big frames from rb to the server silently until remedy() aligns the link.
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { kernelIncident } from "@tide/contracts";
 import { setup, type PmtuHandle, PMTU_PREFIX } from "./pmtu-blackhole";
 import { counterDelta, readNetCounters } from "./namespace";
 import { listNamespaces } from "../host-command";
 
-describe("incident 3: PMTU blackhole", () => {
+describe(`incident ${kernelIncident("pmtu-blackhole").number}: PMTU blackhole`, () => {
   let h: PmtuHandle | undefined;
   afterAll(async () => {
     await h?.teardown();

@@ -1,5 +1,5 @@
 /**
- * Incident 3: path MTU blackhole, and an MTU mismatch on one L2 link.
+ * Incident pmtu-blackhole: path MTU blackhole, and an MTU mismatch on one L2 link.
  *
  *   tide-inc-pm-client 10.201.31.2 ─1500─ tide-inc-pm-ra ─1200─ tide-inc-pm-rb ─9000─ tide-inc-pm-server
  *                      10.201.31.0/24         10.201.32.0/24         10.201.33.0/24 (server 10.201.33.2)

@@ -1,9 +1,10 @@
 /**
- * Incident 4 (root): connect() latency grows once the even half of a 2,000-port range is held,
+ * Incident port-exhaustion (root): connect() latency grows once the even half of a 2,000-port range is held,
  * a full range fails with EADDRNOTAVAIL, and the IP_LOCAL_PORT_RANGE random-window remedy brings
  * the latency down with the same ports held. Latencies are compared as ratios within this run.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { kernelIncident } from "@tide/contracts";
 import {
   setup,
   type ConnectLatency,
@@ -12,7 +13,7 @@ import {
 } from "./port-exhaustion";
 import { listNamespaces } from "../host-command";
 
-describe("incident 4: connect() port exhaustion", () => {
+describe(`incident ${kernelIncident("port-exhaustion").number}: connect() port exhaustion`, () => {
   let h: PortExhaustionHandle;
   const seen: Record<string, ConnectLatency> = {};
   beforeAll(async () => {

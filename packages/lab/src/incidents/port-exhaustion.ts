@@ -1,5 +1,5 @@
 /**
- * Incident 4: slow connect() from ephemeral port exhaustion, and the IP_LOCAL_PORT_RANGE remedy.
+ * Incident port-exhaustion: slow connect() from ephemeral port exhaustion, and the IP_LOCAL_PORT_RANGE remedy.
  *
  *   tide-inc-pe-client (lo only): port-sink.py on 127.0.0.1:8084, port-connect.py connecting to it
  *   net.ipv4.ip_local_port_range = 50000 51999 (2,000 ports)

@@ -1,11 +1,12 @@
 /**
- * Incident 7 (root): a long linear nftables input chain in the server namespace and RPS steering
+ * Incident softirq-stall (root): a long linear nftables input chain in the server namespace and RPS steering
  * its receive work to one CPU make that CPU's NET_RX runs last tens of milliseconds (tide-probes
  * net_rx_softirq) and its input backlog overflow (softnet_stat dropped) under a UDP flood; after
  * remedy() (the table deleted) the long runs are gone and the drops fall by orders of magnitude.
  * The probe's max run is the signal itself, so it is asserted; flood throughput is only printed.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { kernelIncident } from "@tide/contracts";
 import {
   setup,
   SOFTIRQ_STALL_PREFIX,
@@ -23,7 +24,7 @@ function show(label: string, m: SoftirqStallMeasurement): void {
   );
 }
 
-describe("incident 7: NET_RX softirq stalls", () => {
+describe(`incident ${kernelIncident("softirq-stall").number}: NET_RX softirq stalls`, () => {
   // One incident per test: the remedy is measured against the stall this same test caused, so no
   // figure or handle passes from one test to another.
   let h: SoftirqStallHandle | undefined;

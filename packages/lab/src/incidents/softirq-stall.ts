@@ -1,5 +1,5 @@
 /**
- * Incident 7 (kernel-signals.md incident 5): NET_RX softirq stalls on one CPU.
+ * Incident softirq-stall: NET_RX softirq stalls on one CPU.
  *
  *   tide-inc-si-client 10.201.5.2 ──veth── tide-inc-si-server 10.201.5.1 (udp :8085, nothing listens)
  *     udp-flood.py pinned to the other CPU        RPS steers sq0's receive work to `cpu`;
@@ -245,7 +245,8 @@ export async function startNetRxProbe(
 export async function setup(options: SoftirqStallOptions = {}): Promise<SoftirqStallHandle> {
   requireRoot();
   const cpus = availableParallelism();
-  if (cpus < 2) throw new LabError("bad_argument", "incident 7 needs two CPUs (sender and stalled CPU)");
+  if (cpus < 2)
+    throw new LabError("bad_argument", "the softirq-stall incident needs two CPUs (sender and stalled CPU)");
   const cpu = options.cpu ?? cpus - 1;
   if (!Number.isInteger(cpu) || cpu < 0 || cpu >= cpus) throw new LabError("bad_argument", `bad cpu ${cpu}`);
   const senderCpu = cpu === 0 ? 1 : 0;

@@ -1,16 +1,17 @@
 /**
- * Incident 2 (root): with SYN-ACKs dropped in the client, the server's SYN queue fills; with
+ * Incident syn-queue (root): with SYN-ACKs dropped in the client, the server's SYN queue fills; with
  * syncookies 0 TcpExt TCPReqQFullDrop rises (no cookies), and after remedy() (cookies on)
  * TCPReqQFullDrop stops rising while TCPReqQFullDoCookies and SyncookiesSent rise.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { kernelIncident } from "@tide/contracts";
 import { setup, type SynQueueHandle, SYN_QUEUE_PREFIX } from "./syn-queue";
 import { readNstat } from "./namespace";
 import { listNamespaces } from "../host-command";
 
 const delta = (a: Record<string, number>, b: Record<string, number>, k: string) => (b[k] ?? 0) - (a[k] ?? 0);
 
-describe("incident 2: SYN queue full", () => {
+describe(`incident ${kernelIncident("syn-queue").number}: SYN queue full`, () => {
   let h: SynQueueHandle;
   beforeAll(async () => {
     h = await setup({ backlog: 16, syncookies: 0 });

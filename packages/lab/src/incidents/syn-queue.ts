@@ -1,5 +1,5 @@
 /**
- * Incident 2: SYN queue full, with SYN cookies off (SYNs dropped) or on (cookies sent).
+ * Incident syn-queue: SYN queue full, with SYN cookies off (SYNs dropped) or on (cookies sent).
  *
  *   tide-inc-sq-client 10.201.2.2 ──veth── tide-inc-sq-server 10.201.2.1:8082 (listen backlog 16)
  *

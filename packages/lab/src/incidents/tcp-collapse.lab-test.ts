@@ -1,15 +1,16 @@
 /**
- * Incident 6 (root): a slow reader fed 1-byte segments with a 32 MiB tcp_rmem makes TcpExt
+ * Incident tcp-collapse (root): a slow reader fed 1-byte segments with a 32 MiB tcp_rmem makes TcpExt
  * PruneCalled and TCPRcvCollapsed rise in the server namespace. remedy() (tcp_rmem max 1 MiB)
  * makes prunes far rarer; collapsing itself continues (see tcp-collapse.ts), so that is what is
  * asserted, not a stop.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { kernelIncident } from "@tide/contracts";
 import { setup, type TcpCollapseHandle, TCP_COLLAPSE_PREFIX } from "./tcp-collapse";
 import { counterDelta, readNetCounters } from "./namespace";
 import { listNamespaces } from "../host-command";
 
-describe("incident 6: tcp_collapse with a large tcp_rmem", () => {
+describe(`incident ${kernelIncident("tcp-collapse").number}: tcp_collapse with a large tcp_rmem`, () => {
   let h: TcpCollapseHandle;
   let prunesLarge = 0;
   beforeAll(async () => {

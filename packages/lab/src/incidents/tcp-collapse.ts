@@ -1,5 +1,5 @@
 /**
- * Incident 6: tcp_collapse (receive-queue pruning) with a large tcp_rmem.
+ * Incident tcp-collapse: tcp_collapse (receive-queue pruning) with a large tcp_rmem.
  *
  *   tide-inc-tc-client 10.201.6.2 ──veth── tide-inc-tc-server 10.201.6.1:8086 (slow-reader.py)
  *
