@@ -16,7 +16,9 @@
 import path from "node:path";
 import { ensureLabToken } from "./lab-token";
 import { migrate, migrationsMatchSchema, seed, seedWorkspace } from "./migrations";
-import { clusterUrl, ensureCluster, REPO_ROOT, startTempCluster, stopCluster } from "./postgres-cluster";
+import { clusterUrl, ensureCluster, stopCluster } from "./postgres/dev-cluster";
+import { startTempCluster } from "./postgres/temp-cluster";
+import { REPO_ROOT } from "./repo-root";
 
 const log = (line: string) => process.stderr.write(`    ${line}\n`);
 

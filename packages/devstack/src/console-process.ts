@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import type { Db } from "@tide/db";
-import { REPO_ROOT } from "./postgres-cluster";
+import { REPO_ROOT } from "./repo-root";
 import { waitFor } from "./wait";
 
 export const CONSOLE_DIR = path.join(REPO_ROOT, "apps/console");

@@ -2,15 +2,10 @@
  * @tide/devstack: what tests, the lab and benches need to stand up Tide around them: their own
  * PostgreSQL, the real console, and one way to wait for a condition.
  */
-export {
-  startTempCluster,
-  ensureCluster,
-  stopCluster,
-  clusterUrl,
-  freePort,
-  REPO_ROOT,
-  type TempCluster,
-} from "./postgres-cluster";
+export { ensureCluster, stopCluster, clusterUrl } from "./postgres/dev-cluster";
+export { startTempCluster, type TempCluster } from "./postgres/temp-cluster";
+export { freePort } from "./postgres/ports";
+export { REPO_ROOT } from "./repo-root";
 export { migrate, seed, migrateAndSeed, migrationsMatchSchema, type SeedOptions } from "./migrations";
 export {
   CONSOLE_DIR,

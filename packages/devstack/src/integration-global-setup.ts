@@ -6,7 +6,7 @@
  */
 import type { TestProject } from "vitest/node";
 import { migrate } from "./migrations";
-import { startTempCluster, type TempCluster } from "./postgres-cluster";
+import { startTempCluster, type TempCluster } from "./postgres/temp-cluster";
 
 declare module "vitest" {
   interface ProvidedContext {

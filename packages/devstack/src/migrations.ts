@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { REPO_ROOT } from "./postgres-cluster";
+import { REPO_ROOT } from "./repo-root";
 
 const PRISMA_SH = path.join(REPO_ROOT, "packages/db/scripts/prisma.sh");
 

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startTempCluster, type TempCluster } from "./postgres-cluster";
+import { startTempCluster, type TempCluster } from "./temp-cluster";
 
 describe("the integration database (global setup)", () => {
   it("is migrated and reachable as the non-superuser app role", async () => {
