@@ -2,7 +2,8 @@ import { newId, type Observation } from "@tide/contracts";
 import { createDb, storeBatch, type Db, type Prisma } from "@tide/db";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { truncateAll } from "../testing/fixtures";
-import { evaluateHost, findingEvaluatorFor, FindingEvaluator } from "./finding-evaluator";
+import { evaluateHost } from "./finding-evaluation";
+import { findingEvaluatorFor, FindingEvaluator } from "./finding-evaluator";
 
 let db: Db;
 

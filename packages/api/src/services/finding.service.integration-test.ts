@@ -2,7 +2,8 @@ import { findingIdOf, newId, type Observation } from "@tide/contracts";
 import { createDb, storeBatch, type Db, type Prisma } from "@tide/db";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { callerFor, makeUser, restCall, truncateAll } from "../testing/fixtures";
-import { evaluateHost, findingEvaluatorFor } from "./finding-evaluator";
+import { evaluateHost } from "./finding-evaluation";
+import { findingEvaluatorFor } from "./finding-evaluator";
 
 /**
  * Issue 11 item 8: one host's huge counter jump gave a rate of Infinity, JSON stored it as null, and

@@ -3,7 +3,7 @@ import { findingSelect, type Db, type FindingRow, type Prisma } from "@tide/db";
 import { actorRef, type Actor } from "../auth/actor";
 import { FindingRecord, type FindingDetail } from "../schemas/findings.schema";
 import { recordAudit } from "./audit.service";
-import { rowToFinding } from "./finding-evaluator";
+import { rowToFinding } from "./finding-evaluation";
 import { findHost } from "./host.service";
 
 /**

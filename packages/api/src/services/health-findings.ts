@@ -19,7 +19,7 @@ import { OBSERVATIONS_CHANNEL } from "../live/channels";
  * Findings from the directors' health checks (issue 12): a proxy the checks took out of rotation
  * (`proxy_unhealthy`, warn, on the proxy's host) and a pool that fails open (`pool_fail_open`,
  * critical, on every host of a director serving it). The console opens them when health changes
- * and resolves them when it changes back; diagnostics never touches them (finding-evaluator.ts
+ * and resolves them when it changes back; diagnostics never touches them (finding-evaluation.ts
  * reads kernel kinds only). A proxy whose host has no agent gets no finding: its health, reason
  * and every director's view are on the pool page.
  */

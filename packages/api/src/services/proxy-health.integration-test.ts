@@ -6,7 +6,7 @@ import { callerFor, makePool, makeUser, restCall, truncateAll } from "../testing
 import { desiredStateFor } from "./desired-state.service";
 import { RECOVER_HOLD_MS } from "./proxy-health.plan";
 import { sample } from "@tide/diagnostics/fixtures";
-import { evaluateHost } from "./finding-evaluator";
+import { evaluateHost } from "./finding-evaluation";
 import { HEALTH_ACTION, poolHealth, recordHealthReport, setHealthPin } from "./proxy-health.service";
 import { createHostListener } from "../live/host-live";
 

@@ -1,0 +1,206 @@
+/**
+ * Findings evaluation of one host: diagnostics over its newest samples, reconciled with the stored
+ * findings in one transaction. When it runs is finding-evaluator.ts's business (the scheduler).
+ */
+import { Finding, KernelFindingKind, type Observation } from "@tide/contracts";
+import {
+  evaluationWindow,
+  findingSelect,
+  type Db,
+  type FindingEventType,
+  type FindingRow,
+  type FindingSeverity,
+  type Prisma,
+} from "@tide/db";
+import { diagnose, resolve } from "@tide/diagnostics";
+import { isDeepStrictEqual } from "node:util";
+import { OBSERVATIONS_CHANNEL } from "../live/channels";
+
+/**
+ * Samples evaluated per run, in seconds: diagnostics' rates use a 60 s window, and two minutes lets
+ * resolve() see the whole previous window as well.
+ */
+export const EVALUATION_WINDOW_S = 120;
+/**
+ * diagnose() runs inside the transaction (the advisory lock must cover read and write). Prisma's
+ * default 5 s limit is too short for a host with dozens of namespaces on a busy console: every
+ * evaluation of that host would time out and its findings would never open. A minute is still
+ * bounded; maxWait bounds the wait for a pooled connection.
+ */
+const EVALUATION_TRANSACTION = { timeout: 60_000, maxWait: 10_000 };
+
+/** Who writes automatic finding history. */
+const DIAGNOSTICS = "diagnostics";
+
+/** A stored finding as diagnostics' contract type (acknowledged stays acknowledged). */
+export function rowToFinding(r: FindingRow): Finding {
+  return {
+    id: r.id,
+    fingerprint: r.fingerprint,
+    kind: r.kind as Finding["kind"],
+    incident: r.incident,
+    severity: r.severity,
+    status: r.status,
+    title: r.title,
+    subject: r.subject as Finding["subject"],
+    evidence: r.evidence as Finding["evidence"],
+    explanation: r.explanation,
+    remedy: r.remedy as Finding["remedy"],
+    firstSeenAt: r.firstSeenAt.toISOString(),
+    lastSeenAt: r.lastSeenAt.toISOString(),
+    resolvedAt: r.resolvedAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * Whether a finding diagnostics made matches the Finding contract, so what is stored can be read
+ * back. Rates are finite by construction (diagnostics' rates.ts); this is the last line: JSON would
+ * store an Infinity as null and every list of findings would carry a row that does not parse. One
+ * that does not match is logged and not written (its previous state, if any, stays).
+ */
+function storable(f: Finding): boolean {
+  const parsed = Finding.safeParse(f);
+  if (!parsed.success)
+    console.error(
+      `finding ${f.id} (${f.kind}) not stored: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
+  return parsed.success;
+}
+
+function findingContent(f: Finding) {
+  return {
+    kind: f.kind,
+    incident: f.incident,
+    severity: f.severity,
+    title: f.title,
+    subject: f.subject as Prisma.InputJsonValue,
+    evidence: f.evidence as Prisma.InputJsonValue,
+    explanation: f.explanation,
+    remedy: f.remedy as Prisma.InputJsonValue,
+    lastSeenAt: new Date(f.lastSeenAt),
+  };
+}
+
+/**
+ * True when the stored open finding already says what diagnostics says now. Deep equality ignores
+ * key order, which jsonb does not keep.
+ */
+function unchanged(row: FindingRow, f: Finding): boolean {
+  return (
+    row.kind === f.kind &&
+    row.incident === f.incident &&
+    row.severity === f.severity &&
+    row.title === f.title &&
+    row.explanation === f.explanation &&
+    row.lastSeenAt.getTime() === Date.parse(f.lastSeenAt) &&
+    isDeepStrictEqual(row.subject, f.subject) &&
+    isDeepStrictEqual(row.evidence, f.evidence) &&
+    isDeepStrictEqual(row.remedy, f.remedy)
+  );
+}
+
+export interface EvaluationResult {
+  opened: number;
+  resolved: number;
+  /** Findings rows written (opened, reopened, refreshed, resolved); 0 means nothing changed. */
+  written: number;
+}
+
+/**
+ * Re-run diagnostics over the host's last EVALUATION_WINDOW_S of samples and bring its findings up
+ * to date: new ones open, known ones refresh (severity changes are recorded), vanished ones resolve
+ * when the window could evaluate them, resolved ones that come back reopen. One transaction under a
+ * per-host advisory lock, so two evaluations of one host never race on the same findings. Findings
+ * whose content did not change are not rewritten; history events go in one insert. When anything
+ * was written, live pages are notified (delivered at commit).
+ */
+export async function evaluateHost(db: Db, hostId: string): Promise<EvaluationResult> {
+  return db.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`findings:${hostId}`}))`;
+    const rows = await evaluationWindow(tx, hostId, EVALUATION_WINDOW_S);
+    const newest = rows[rows.length - 1]?.sampledAt;
+    if (!newest) return { opened: 0, resolved: 0, written: 0 };
+    const window = rows.map((r) => r.payload as unknown as Observation);
+    // Diagnostics owns the kernel kinds only: health findings (health-findings.ts) are the health
+    // checks' to open and resolve, never "gone" because the counters do not show them.
+    const stored = await tx.finding.findMany({
+      where: { hostId, kind: { in: KernelFindingKind.options } },
+      select: findingSelect,
+    });
+    const byId = new Map(stored.map((r) => [r.id, r]));
+    const previous = stored.filter((r) => r.status !== "resolved").map(rowToFinding);
+    const result = resolve(previous, diagnose(window), window);
+
+    const events: Prisma.FindingEventCreateManyInput[] = [];
+    const event = (
+      findingId: string,
+      type: FindingEventType,
+      at: string,
+      extra: { from?: FindingSeverity; to?: FindingSeverity; detail?: string } = {},
+    ) =>
+      events.push({
+        findingId,
+        type,
+        at: new Date(at),
+        by: DIAGNOSTICS,
+        fromSeverity: extra.from ?? null,
+        toSeverity: extra.to ?? null,
+        detail: extra.detail ?? "",
+      });
+
+    let opened = 0;
+    let written = 0;
+    for (const f of result.open) {
+      if (!storable(f)) continue;
+      const row = byId.get(f.id);
+      if (!row) {
+        await tx.finding.create({
+          data: {
+            id: f.id,
+            fingerprint: f.fingerprint,
+            hostId,
+            status: "open",
+            firstSeenAt: new Date(f.firstSeenAt),
+            ...findingContent(f),
+          },
+        });
+        event(f.id, "opened", f.lastSeenAt, { to: f.severity });
+        opened++;
+        written++;
+      } else if (row.status === "resolved") {
+        await tx.finding.update({
+          where: { id: f.id },
+          data: {
+            status: "open",
+            resolvedAt: null,
+            acknowledgedBy: null,
+            acknowledgedAt: null,
+            ...findingContent(f),
+          },
+        });
+        event(f.id, "reopened", f.lastSeenAt, { from: row.severity, to: f.severity });
+        opened++;
+        written++;
+      } else if (!unchanged(row, f)) {
+        await tx.finding.update({ where: { id: f.id }, data: findingContent(f) });
+        if (row.severity !== f.severity) {
+          event(f.id, "severity_changed", f.lastSeenAt, { from: row.severity, to: f.severity });
+        }
+        written++;
+      }
+    }
+    for (const { finding, reason } of result.resolved) {
+      const at = finding.resolvedAt ?? newest.toISOString();
+      await tx.finding.update({
+        where: { id: finding.id },
+        data: { status: "resolved", resolvedAt: new Date(at), acknowledgedBy: null, acknowledgedAt: null },
+      });
+      event(finding.id, "resolved", at, { from: finding.severity, detail: reason });
+      written++;
+    }
+    if (events.length > 0) await tx.findingEvent.createMany({ data: events });
+    // Pages refetch findings on this (live/host-live.ts); NOTIFY is delivered only if we commit.
+    if (written > 0) await tx.$executeRaw`SELECT pg_notify(${OBSERVATIONS_CHANNEL}, ${`${hostId} findings`})`;
+    return { opened, resolved: result.resolved.length, written };
+  }, EVALUATION_TRANSACTION);
+}
