@@ -7,7 +7,7 @@
  *   npm run -w @tide/lab bench
  */
 import { fileURLToPath } from "node:url";
-import { down, up } from "../src/lab";
+import { down, up } from "../src/lab-lifecycle";
 
 const SCRIPT = fileURLToPath(new URL("../assets/throughput.py", import.meta.url));
 

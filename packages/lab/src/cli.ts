@@ -17,7 +17,8 @@
  */
 import { parseArgs } from "node:util";
 import { resolveConsoleTarget } from "./env";
-import { attach, down, up, type LabStatus } from "./lab";
+import { attach, down, up } from "./lab-lifecycle";
+import type { LabStatus } from "./lab-status";
 import { isLabError } from "./errors";
 
 const log = (line: string) => process.stderr.write(`    ${line}\n`);

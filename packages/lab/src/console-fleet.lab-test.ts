@@ -32,7 +32,8 @@ import { summarizeConnections, type ClientDriver } from "./client-driver";
 import { ConsoleClient } from "./console/console-client";
 import { labEnv, type ConsoleTarget, type LabEnvironment } from "./env";
 import { listNamespaces } from "./host-command";
-import { up, type Lab } from "./lab";
+import { type Lab } from "./lab";
+import { up } from "./lab-lifecycle";
 
 const PREFIX = "tide-cfleet";
 const STREAMS = 6;

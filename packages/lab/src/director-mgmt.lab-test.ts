@@ -16,7 +16,8 @@ import { HealthcheckReady, HealthcheckResult, type HealthcheckRequest } from "@t
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { labEnv } from "./env";
 import { listNamespaces, runCommand } from "./host-command";
-import { up, type Lab } from "./lab";
+import { type Lab } from "./lab";
+import { up } from "./lab-lifecycle";
 import { type DirectorNode } from "./topology";
 
 const PREFIX = "tide-mg";

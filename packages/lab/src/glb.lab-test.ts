@@ -7,7 +7,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listNamespaces } from "./host-command";
-import { down, up, type Lab } from "./lab";
+import { type Lab } from "./lab";
+import { down, up } from "./lab-lifecycle";
 import { isAlive, type LabProcessRecord } from "./lab-process";
 import { summarizeConnections } from "./client-driver";
 

@@ -8,15 +8,9 @@
  *   summarizeConnections(await driver.close());
  *   await lab.down();
  */
-export { up, down, attach, Lab, DEFAULT_IDLE_SLEEP_US, TEST_SERVER_SCRIPT } from "./lab";
-export type {
-  LabOptions,
-  DownOptions,
-  LabStatus,
-  DirectorStatusSummary,
-  ProxyStatusSummary,
-  PushTableResult,
-} from "./lab";
+export { up, down, attach, type LabOptions, type DownOptions } from "./lab-lifecycle";
+export { Lab, DEFAULT_IDLE_SLEEP_US, TEST_SERVER_SCRIPT, type PushTableResult } from "./lab";
+export type { LabStatus, DirectorStatusSummary, ProxyStatusSummary } from "./lab-status";
 export * from "./topology";
 export * from "./errors";
 export {

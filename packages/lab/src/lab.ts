@@ -1,14 +1,9 @@
 /**
- * Bringing the "glb" lab up and down, and the Lab handle scenarios drive it with.
- *
- * Lifecycle: up() first removes whatever an earlier run left (processes from the state file, every
- * <prefix>-* namespace, EAL runtime directories), then creates namespaces and veths (topology.ts's
- * plan), starts the proxies' test servers and tide-redirect (when built), starts the directors and
- * pushes the all-active table to them, checking every director reports the same content hash.
- * Processes are detached and recorded in the state file, so `npm run lab -- down` from another
- * process (or the next up after a crash) finds and stops them.
+ * The Lab handle scenarios drive the "glb" lab with: its directors (start, stop, ECMP, tables),
+ * proxies (tide-redirect, test servers, sysctls), links, the console fleet and the agents. Bringing
+ * a lab up and down is lab-lifecycle.ts; what status() reports is lab-status.ts.
  */
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -19,15 +14,12 @@ import { waitForSocket } from "./control-socket";
 import { DirectorControl } from "./director-control";
 import { ConsoleClient } from "./console/console-client";
 import { labHosts, type LabHost } from "./console/fleet.plan";
-import { registerLabFleet, type RegisteredFleet } from "./console/fleet-registration";
+import { type RegisteredFleet } from "./console/fleet-registration";
 import { issueHostToken, labAgentConfig, labAgentFiles } from "./console/lab-agents";
-import { labEnv, type ConsoleTarget, type LabEnvironment } from "./env";
+import { type ConsoleTarget, type LabEnvironment } from "./env";
 import { LabError, isLabError } from "./errors";
 import {
   directorLaunch,
-  labPaths,
-  LAB_STATE_VERSION,
-  readStateFile,
   redirectArgv,
   testServerArgv,
   writeFileAtomic,
@@ -36,35 +28,24 @@ import {
   type LabPaths,
   type LabStateFile,
 } from "./lab-files";
-import { isAlive, logTail, spawnDetached, stopPid, stopProcess, type LabProcessRecord } from "./lab-process";
+import { isAlive, logTail, spawnDetached, stopProcess, type LabProcessRecord } from "./lab-process";
 import { buildLabTable, LAB_POOL, type ProxyHealth, type ProxyStates } from "./lab-table";
 import {
   listNamespaces,
-  namespacePids,
   runCommand,
   runInNamespace,
   type CommandResult,
   type RunOptions,
 } from "./host-command";
 import { parseNetCounters, type NetCounters } from "./net-counters";
-import { RedirectControl, type RedirectCounters } from "./redirect-control";
-import {
-  buildGlbTopology,
-  buildSetupPlan,
-  DEFAULT_PREFIX,
-  directorNode,
-  linkNamed,
-  namespaceOf,
-  proxyNode,
-  vipRouteArgv,
-  type GlbTopology,
-  type GlbTopologyOptions,
-} from "./topology";
+import { RedirectControl } from "./redirect-control";
+import { directorNode, linkNamed, namespaceOf, proxyNode, vipRouteArgv, type GlbTopology } from "./topology";
+import { DPDK_RUNTIME_DIR, noLog, removeLab } from "./lab-teardown";
+import type { ConsoleSyncStatus, DirectorStatusSummary, LabStatus, ProxyStatusSummary } from "./lab-status";
 
 export const TEST_SERVER_SCRIPT = fileURLToPath(new URL("../assets/test-server.mjs", import.meta.url));
 export const CLIENT_LOAD_SCRIPT = fileURLToPath(new URL("../assets/client-load.mjs", import.meta.url));
 /** Where EAL keeps a run's runtime directory (named after --file-prefix) when running as root. */
-const DPDK_RUNTIME_DIR = "/var/run/dpdk";
 /** Default sleep of an idle director loop, microseconds: two directors share the lab's 2 CPUs. */
 export const DEFAULT_IDLE_SLEEP_US = 100;
 const DIRECTOR_START_TIMEOUT_MS = 30_000;
@@ -78,316 +59,12 @@ const SERVER_START_TIMEOUT_MS = 10_000;
 export const CONSOLE_SYNC_TIMEOUT_MS = 60_000;
 /** An agent that exits this soon after starting has refused its configuration, ms. */
 const AGENT_SETTLE_MS = 500;
-
-export interface LabOptions extends GlbTopologyOptions {
-  /** Tear down and rebuild even when a healthy lab with the same options runs (default false). */
-  fresh?: boolean;
-  /**
-   * Run tide-redirect on the proxies: "auto" (default) when dataplane/build/tide-redirect exists,
-   * true to require it, false never. Without it GUE reaches the proxies but is not decapsulated.
-   */
-  redirect?: boolean | "auto";
-  /** Director idle sleep, microseconds (default 100). */
-  idleSleepUs?: number;
-  /** Proxy states of the first table (default: all active). */
-  states?: ProxyStates;
-  /**
-   * Sysctls per proxy applied before its test server listens (listen() reads somaxconn then), e.g.
-   * { prx1: { "net.ipv4.tcp_syncookies": 0, "net.core.somaxconn": 64 } }.
-   */
-  proxySysctls?: Partial<Record<string, Record<string, string | number>>>;
-  /** listen() backlog of the test servers (default 511; capped by net.core.somaxconn). */
-  serverBacklog?: number;
-  /**
-   * Console mode: the console owns the fleet. The lab registers its pool, proxies and directors
-   * over REST, starts its directors without a table and one tide-agent per host, which load what
-   * the console wants. Null/absent: standalone (the lab builds and pushes its own table).
-   */
-  console?: ConsoleTarget | null;
-  /** Keep a light client load running through the VIP (a background process; down stops it). */
-  load?: boolean;
-  /** Progress lines (default: none). */
-  log?: (line: string) => void;
-  /** Binaries and the state root (default: env.ts). */
-  env?: LabEnvironment;
-}
-
-/** Options that change what is built: a running lab is reused only if they are equal. */
-function buildOptions(o: LabOptions): Record<string, unknown> {
-  return {
-    prefix: o.prefix ?? null,
-    directors: o.directors ?? null,
-    proxies: o.proxies ?? null,
-    fabricMtu: o.fabricMtu ?? null,
-    clientMtu: o.clientMtu ?? null,
-    redirect: o.redirect ?? "auto",
-    idleSleepUs: o.idleSleepUs ?? DEFAULT_IDLE_SLEEP_US,
-    proxySysctls: o.proxySysctls ?? {},
-    serverBacklog: o.serverBacklog ?? 511,
-    console: o.console?.url ?? null,
-    // A lab built before the directors had management links is not reused: it is rebuilt.
-    directorMgmt: true,
-  };
-}
-
 export interface PushTableResult {
   /** Content hash every running director now reports for the pool. */
   hash: string;
   states: Record<string, ProxyState>;
   /** Table generation per director that loaded it. */
   generations: Record<string, number>;
-}
-
-export interface DirectorStatusSummary {
-  name: string;
-  running: boolean;
-  inEcmp: boolean;
-  tableHash: string | null;
-  generation: number | null;
-  counters: DirectorCounters | null;
-  error: string | null;
-}
-
-export interface ProxyStatusSummary {
-  name: string;
-  address: string;
-  state: ProxyState | null;
-  serverRunning: boolean;
-  redirectRunning: boolean;
-  redirectCounters: RedirectCounters | null;
-  /** GUE datagrams the kernel found no socket for (what arrives when nothing decapsulates). */
-  udpNoPorts: number | null;
-  error: string | null;
-}
-
-/** One director as the console sees it (GET /api/v1/sync). */
-export interface ConsoleDirectorSync {
-  name: string;
-  hostname: string;
-  directorId: string;
-  /** in_sync, out_of_sync, silent, no_agent, idle; "missing" when the console does not list it. */
-  state: string;
-  /** The lab pool's version the director serves, and the pool's current one (null: none). */
-  servedVersion: number | null;
-  desiredVersion: number | null;
-  since: string | null;
-  lastCheckIn: string | null;
-  error: string | null;
-}
-
-export interface ConsoleSyncStatus {
-  url: string;
-  poolId: string;
-  poolName: string;
-  /** Every lab director serves the pool's current version. */
-  inSync: boolean;
-  directors: ConsoleDirectorSync[];
-  /** Why the console could not be asked (no token, unreachable), or null. */
-  error: string | null;
-}
-
-export interface LabStatus {
-  topology: string;
-  prefix: string;
-  vip: string;
-  ready: boolean;
-  redirect: boolean;
-  tableHash: string | null;
-  namespaces: { name: string; exists: boolean }[];
-  processes: { key: string; kind: string; pid: number; alive: boolean }[];
-  ecmp: string[];
-  directors: DirectorStatusSummary[];
-  proxies: ProxyStatusSummary[];
-  /** Console mode: the console's view of the lab's directors; null in standalone mode. */
-  console: ConsoleSyncStatus | null;
-}
-
-const noLog = () => {};
-
-function assertRoot(): void {
-  if (typeof process.getuid === "function" && process.getuid() !== 0) {
-    throw new LabError("not_root", "the lab needs root (network namespaces, veths, af_packet)");
-  }
-}
-
-/**
- * The lab's state directory under the lab root: the topology's name (glb) for the default prefix,
- * <name>-<prefix> for another, so a test's lab with its own prefix never reads or removes the state
- * of the lab `npm run up` runs (and the other way round).
- */
-export function labDirName(topology: Pick<GlbTopology, "name" | "prefix">): string {
-  return topology.prefix === DEFAULT_PREFIX ? topology.name : `${topology.name}-${topology.prefix}`;
-}
-
-/** Brings the lab up (or returns the healthy one already running with the same options). */
-export async function up(options: LabOptions = {}): Promise<Lab> {
-  assertRoot();
-  const env = options.env ?? labEnv;
-  const log = options.log ?? noLog;
-  const topology = buildGlbTopology(options);
-  const paths = labPaths(env.labRoot, labDirName(topology));
-  if (!existsSync(env.directorBin)) {
-    throw new LabError("binary_missing", `${env.directorBin} is missing: make -C dataplane director`);
-  }
-  const redirectWanted = options.redirect ?? "auto";
-  const redirect = redirectWanted === "auto" ? existsSync(env.redirectBin) : redirectWanted;
-  if (redirect && !existsSync(env.redirectBin)) {
-    throw new LabError("binary_missing", `${env.redirectBin} is missing (redirect: true)`);
-  }
-
-  if (!options.fresh) {
-    const running = await attach({ ...options, env });
-    if (running) {
-      const same = JSON.stringify(running.stateSnapshot().options) === JSON.stringify(buildOptions(options));
-      if (same && (await running.healthy())) {
-        log(`reusing the running ${topology.name} lab`);
-        if (options.console) {
-          running.useConsole(options.console);
-          // Idempotent: finds everything registered and changes nothing (an operator's drain stays).
-          const fleet = await registerLabFleet(running.consoleClient(), running.topology, log);
-          logChanges(fleet, log);
-        }
-        if (options.load) await running.startClientLoad();
-        return running;
-      }
-      running.close();
-    }
-  }
-  await removeLab(topology.prefix, paths, log);
-
-  const state: LabStateFile = {
-    version: LAB_STATE_VERSION,
-    topology: topology.name,
-    prefix: topology.prefix,
-    options: buildOptions(options),
-    createdAt: new Date().toISOString(),
-    ownerPid: process.pid,
-    ready: false,
-    namespaces: topology.namespaces,
-    processes: [],
-    dpdkPrefixes: [],
-    ecmp: topology.directors.map((d) => d.name),
-    redirect,
-    table: null,
-    console: null,
-  };
-  writeStateFile(paths.stateFile, state);
-  const lab = new Lab(topology, paths, env, state);
-  try {
-    log(`creating ${topology.namespaces.length} namespaces and ${topology.links.length} links`);
-    for (const step of buildSetupPlan(topology)) {
-      await runCommand(step.argv, { allowFailure: step.allowFailure ?? false });
-    }
-    for (const [proxy, sysctls] of Object.entries(options.proxySysctls ?? {})) {
-      for (const [key, value] of Object.entries(sysctls ?? {})) await lab.setSysctl(proxy, key, value);
-    }
-    log(
-      "starting test servers" +
-        (redirect ? " and tide-redirect" : " (tide-redirect not built: no GUE decap)"),
-    );
-    await Promise.all(
-      topology.proxies.map(async (p) => {
-        await lab.startTestServer(p.name, options.serverBacklog ?? 511);
-        if (redirect) await lab.startRedirect(p.name);
-      }),
-    );
-    if (options.console) {
-      lab.useConsole(options.console);
-      // The pool's name is what the directors call their table: register before starting them.
-      const fleet = await registerLabFleet(lab.consoleClient(), topology, log);
-      logChanges(fleet, log);
-      lab.recordConsole(options.console, fleet);
-      log(`starting ${topology.directors.length} directors (no table: their agents load the console's)`);
-      await Promise.all(topology.directors.map((d) => lab.startDirector(d.name, options.idleSleepUs)));
-      await lab.startAgents(log);
-      const sync = await lab.waitForConsoleSync();
-      log(
-        `console version ${sync.version} served by ${sync.directors.join(", ")} ` +
-          `${(sync.ms / 1000).toFixed(1)} s after the agents started`,
-      );
-    } else {
-      log(`starting ${topology.directors.length} directors`);
-      await Promise.all(topology.directors.map((d) => lab.startDirector(d.name, options.idleSleepUs)));
-      const table = await lab.pushTable(options.states ?? {});
-      log(`table ${table.hash.slice(0, 12)} served by ${Object.keys(table.generations).join(", ")}`);
-    }
-    if (options.load) await lab.startClientLoad();
-    lab.markReady();
-    return lab;
-  } catch (e) {
-    lab.close();
-    await removeLab(topology.prefix, paths, log).catch(() => {});
-    throw e;
-  }
-}
-
-/** The running lab from its state file, or null (nothing recorded or the state file is unreadable). */
-export async function attach(options: LabOptions = {}): Promise<Lab | null> {
-  const env = options.env ?? labEnv;
-  const topology = buildGlbTopology(options);
-  const paths = labPaths(env.labRoot, labDirName(topology));
-  const state = readStateFile(paths.stateFile);
-  if (!state || state.prefix !== topology.prefix) return null;
-  // Rebuild the topology the lab was made with (directors/proxies counts, MTU), not the caller's.
-  const recorded = state.options;
-  const built = buildGlbTopology({
-    prefix: state.prefix,
-    directors: typeof recorded.directors === "number" ? recorded.directors : undefined,
-    proxies: typeof recorded.proxies === "number" ? recorded.proxies : undefined,
-    fabricMtu: typeof recorded.fabricMtu === "number" ? recorded.fabricMtu : undefined,
-    clientMtu: typeof recorded.clientMtu === "number" ? recorded.clientMtu : undefined,
-  });
-  return new Lab(built, paths, env, state);
-}
-
-export interface DownOptions {
-  prefix?: string;
-  env?: LabEnvironment;
-  log?: (line: string) => void;
-}
-
-/** Stops every lab process, removes every <prefix>-* namespace and the state directory. */
-export async function down(options: DownOptions = {}): Promise<void> {
-  assertRoot();
-  const env = options.env ?? labEnv;
-  const topology = buildGlbTopology({ prefix: options.prefix });
-  await removeLab(topology.prefix, labPaths(env.labRoot, labDirName(topology)), options.log ?? noLog);
-}
-
-/**
- * Removes what a run left: recorded processes (SIGTERM first: tide-redirect detaches its BPF
- * program then; tide-director removes its socket), every process still in a <prefix>-* namespace,
- * the namespaces (their veths go with them), EAL runtime directories and the state directory.
- */
-async function removeLab(prefix: string, paths: LabPaths, log: (line: string) => void): Promise<void> {
-  const state = readStateFile(paths.stateFile);
-  if (state) {
-    // Agents first: a director stopping under its agent is reported as a finding, not a shutdown.
-    const agents = state.processes.filter((p) => p.kind === "agent" || p.kind === "client-load");
-    await Promise.all(agents.map((p) => stopProcess(p, 5_000, true)));
-    const rest = state.processes.filter((p) => !agents.includes(p));
-    await Promise.all(rest.map((p) => stopProcess(p, p.kind === "director" ? 10_000 : 5_000)));
-    if (state.console) {
-      log(
-        `stopped ${agents.filter((p) => p.kind === "agent").length} agents and removed their host tokens' files; ` +
-          `the console at ${state.console.url} keeps pool ${state.console.poolName}, its proxies and directors`,
-      );
-    }
-  }
-  const namespaces = (await listNamespaces()).filter((n) => n.startsWith(`${prefix}-`));
-  for (const namespace of namespaces) {
-    for (const pid of await namespacePids(namespace)) await stopPid(pid);
-    await runCommand(["ip", "netns", "del", namespace], { allowFailure: true });
-  }
-  if (namespaces.length > 0) log(`removed ${namespaces.length} namespaces`);
-  const dpdkPrefixes = new Set(state?.dpdkPrefixes ?? []);
-  try {
-    for (const d of readdirSync(DPDK_RUNTIME_DIR)) if (d.startsWith(`${prefix}-`)) dpdkPrefixes.add(d);
-  } catch {
-    /* no runtime directory at all */
-  }
-  for (const p of dpdkPrefixes) rmSync(path.join(DPDK_RUNTIME_DIR, p), { recursive: true, force: true });
-  rmSync(paths.dir, { recursive: true, force: true });
 }
 
 export class Lab {
@@ -1154,15 +831,6 @@ export class Lab {
   private save(): void {
     writeStateFile(this.paths.stateFile, this.state);
   }
-}
-
-function logChanges(fleet: RegisteredFleet, log: (line: string) => void): void {
-  const c = fleet.changes;
-  const n = c.poolSettings + c.proxies + c.transitions + c.directors + c.assignments + (c.pool ? 1 : 0);
-  if (n === 0)
-    log(
-      `console: pool ${fleet.poolName} (${fleet.poolId}), its proxies and directors are registered; nothing changed`,
-    );
 }
 
 function readLog(file: string): string {

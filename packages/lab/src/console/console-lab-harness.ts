@@ -26,7 +26,8 @@ import {
 } from "@tide/devstack";
 import { labEnv, type ConsoleTarget, type LabEnvironment } from "../env";
 import { listNamespaces } from "../host-command";
-import { up, type Lab } from "../lab";
+import { type Lab } from "../lab";
+import { up } from "../lab-lifecycle";
 import { ConsoleClient } from "./console-client";
 import { labAgentFiles } from "./lab-agents";
 

@@ -16,7 +16,8 @@ import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { summarizeConnections, type ClientDriver, type ConnectionReport } from "../client-driver";
-import { down, up, type Lab } from "../lab";
+import { type Lab } from "../lab";
+import { down, up } from "../lab-lifecycle";
 import type { RedirectCounters } from "../redirect-control";
 
 const SYN_FLOOD = fileURLToPath(new URL("../../assets/syn-flood.py", import.meta.url));
