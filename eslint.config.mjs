@@ -37,7 +37,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: "^(\\.\\./)+(apps|packages|tests|e2e)/",
+              regex: "^(\\.\\./)+(apps|packages|e2e)/",
               message: "Import another workspace through its package name and exports, not by relative path.",
             },
             {

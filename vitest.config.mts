@@ -5,7 +5,7 @@ import { defineConfig } from "vitest/config";
 //   *.integration-test.ts  integration: real PostgreSQL (an embedded cluster the test run owns)
 //   *.lab-test.ts          lab: real network namespaces, directors and proxies (root; packages/lab)
 // Tests sit next to the code they test; system tests, which span the agent, the console and the
-// lab, live in tests/system (their own workspace, reaching the others through package exports).
+// lab, live in packages/system-tests (their own workspace, reaching the others through package exports).
 export default defineConfig({
   test: {
     reporters: ["default", "./packages/devstack/src/vitest-summary-reporter.ts"],
@@ -34,7 +34,7 @@ export default defineConfig({
           include: [
             "packages/*/src/**/*.lab-test.ts",
             "apps/*/src/**/*.lab-test.ts",
-            "tests/*/**/*.lab-test.ts",
+            "packages/system-tests/**/*.lab-test.ts",
           ],
           environment: "node",
           testTimeout: 300_000,

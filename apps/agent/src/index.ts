@@ -1,6 +1,6 @@
 /**
  * @tide/agent as a library, for the tests and benches that run the agent in-process or reuse its
- * rules (tests/system, packages/lab's agent configs, e2e's load benches). The shipped agent is the
+ * rules (packages/system-tests, packages/lab's agent configs, e2e's load benches). The shipped agent is the
  * bundle built from main.ts (`tide-agent`).
  */
 export { Agent, HostObserver, type Tick } from "./agent";

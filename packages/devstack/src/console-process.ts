@@ -1,7 +1,7 @@
 /**
  * Test support: the real console (`next start` of its production build) against a given database,
  * and packages/api's test fixtures. Shared by the agent's console-link integration tests, the lab's
- * console fleet and the system tests (tests/system).
+ * console fleet and the system tests (packages/system-tests).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";

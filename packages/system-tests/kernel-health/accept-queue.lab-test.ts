@@ -4,7 +4,7 @@
  * (`next start` of the production build) on a throwaway PostgreSQL stores the samples and opens an
  * accept_queue_overflow finding for this host, the incident's server namespace and port -> remedy()
  * -> the 1-minute window goes quiet and the console resolves the finding. The other incidents are in
- * incidents.lab-test.ts; the harness is tests/system/harness/end-to-end-harness.ts.
+ * incidents.lab-test.ts; the harness is packages/system-tests/harness/end-to-end-harness.ts.
  */
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
