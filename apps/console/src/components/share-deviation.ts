@@ -1,5 +1,7 @@
 /** Rows in a forwarding table: every share is of these. */
-export const TABLE_ROWS = 65_536;
+import { TABLE_ROWS } from "@tide/forwarding/types";
+
+export { TABLE_ROWS };
 
 export interface Deviation {
   rows: number;

@@ -1,5 +1,7 @@
-/** A forwarding table has 2^16 rows; a row number is 0..65535. */
-export const TABLE_ROWS = 65_536;
+import { TABLE_ROWS } from "@tide/forwarding/types";
+
+/** A forwarding table has TABLE_ROWS (2^16) rows; a row number is 0..65535. */
+export { TABLE_ROWS };
 
 export function formatRowHex(row: number): string {
   return `0x${row.toString(16).padStart(4, "0")}`;

@@ -1,10 +1,12 @@
+import type { ProxyState } from "@tide/contracts";
+
 /** A backend of a table version (what a row's slot points at). */
 export interface TableBackend {
   slot: number;
   proxyId: string;
   address: string;
   hostname: string;
-  state: "active" | "draining" | "inactive" | "filling";
+  state: ProxyState;
   healthy: boolean;
 }
 

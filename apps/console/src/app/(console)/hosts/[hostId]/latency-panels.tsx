@@ -10,7 +10,7 @@ import { TableScroll } from "~/components/table-scroll";
 
 /** Window of the distributions, in seconds: the same minute the findings' rates use. */
 const WINDOW_S = 60;
-/** connect() slower than this is the port-exhaustion signature (kernel-signals.md, incident 4). */
+/** connect() slower than this is the port-exhaustion signature (kernel-signals.md, the port-exhaustion incident). */
 const CONNECT_HOT_US = 512;
 /** NET_RX runs this long hold up every packet of the CPU (softirq-stall rule: warn above 10 ms). */
 const NET_RX_HOT_US = 8192;
