@@ -19,6 +19,28 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    // Type-aware rules: each file is linted with the types of the tsconfig that owns it (the
+    // project service finds it); config files outside every tsconfig get a default project.
+    files: ["**/*.{ts,tsx,mts}"],
+    languageOptions: {
+      parserOptions: {
+        projectService: { allowDefaultProject: ["*.mts", "*.ts"] },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      // A promise nobody awaits loses its error (an unhandled rejection) and its ordering.
+      "@typescript-eslint/no-floating-promises": "error",
+      // An async function where a void callback is expected (onSubmit, setInterval) does the same.
+      "@typescript-eslint/no-misused-promises": "error",
+      // A switch over a union must name every member, or say `default` on purpose.
+      "@typescript-eslint/switch-exhaustiveness-check": [
+        "error",
+        { considerDefaultExhaustiveForUnions: true },
+      ],
+    },
+  },
+  {
     languageOptions: {
       ecmaVersion: 2023,
       sourceType: "module",

@@ -99,7 +99,7 @@ describe("agent <-> console REST handler: refusals", () => {
       expect(logs.some((l) => l.includes("2099-01-01T00:00:00.000Z: in_future"))).toBe(true);
       expect(logs.join("\n")).not.toContain("unreachable");
     } finally {
-      link.close();
+      await link.close();
     }
   });
 });

@@ -36,7 +36,7 @@ export function SignInForm({ next, failed }: { next: string | undefined; failed:
     // method/action: without JavaScript the browser posts the form and follows redirects.
     <form
       className={styles.form}
-      onSubmit={onSubmit}
+      onSubmit={(e) => void onSubmit(e)}
       method="post"
       action="/api/auth/sign-in"
       aria-label="Sign in"
