@@ -1,5 +1,6 @@
 // Flat ESLint config for the whole monorepo (typescript-eslint, type-aware where it pays).
 import js from "@eslint/js";
+import reactHooks from "eslint-plugin-react-hooks";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
@@ -69,6 +70,16 @@ export default tseslint.config(
           ],
         },
       ],
+    },
+  },
+  {
+    // The console's components: hooks only at the top level of a component or hook, and effects
+    // that name everything they read (a missing dependency is a stale value on screen).
+    files: ["apps/console/**/*.{ts,tsx}"],
+    plugins: { "react-hooks": reactHooks },
+    rules: {
+      "react-hooks/rules-of-hooks": "error",
+      "react-hooks/exhaustive-deps": "error",
     },
   },
   {
