@@ -25,7 +25,7 @@ async function snapshot(poolId: string) {
   const [proxies, versions, audit] = await Promise.all([
     db.proxy.findMany({ where: { poolId }, orderBy: { slot: "asc" }, select: { id: true, state: true } }),
     db.tableVersion.count({ where: { poolId } }),
-    db.auditEvent.count({ where: { poolId } }),
+    db.auditEvent.count({ where: { poolId, outcome: "done" } }), // refusals are recorded, as refused
   ]);
   return { proxies, versions, audit };
 }
@@ -119,6 +119,13 @@ describe("abort drain through the API against PostgreSQL", () => {
     expect((stale as Error).message).toContain("computed against v1, the current version is v2");
 
     expect(await snapshot(pool.id)).toEqual(before);
+    // The three refused calls are in the audit log, as refused, each with its reason.
+    const refused = await db.auditEvent.findMany({
+      where: { poolId: pool.id, outcome: "refused", action: "proxy.abort" },
+      select: { refusal: true },
+    });
+    expect(refused).toHaveLength(3);
+    expect(refused.every((r) => (r.refusal ?? "").length > 0)).toBe(true);
   });
 
   it("REST: POST /proxies/{id}/abort with an operate token; the older activate spelling is recorded as abort", async () => {
