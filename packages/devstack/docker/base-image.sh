@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The one base image every Tide Dockerfile starts FROM (their ARG BASE_IMAGE):
+#   bash packages/devstack/docker/base-image.sh [trixie|bookworm]      (default: trixie)
+# Tags debian:<suite>-slim in the Docker engine that `docker` talks to ($DOCKER_HOST), by the first
+# way that works:
+#   1. the engine has it already (nothing to do);
+#   2. `docker pull` from a registry (most machines);
+#   3. made here from Debian's packages: debootstrap --variant=minbase, trimmed like Docker's -slim
+#      images (no docs, man pages or locales; no recommends), then `docker import` (root needed;
+#      about 30 s). Build machines reach Debian's mirrors but no image registry.
+# Node needs trixie (Debian 13: nodejs 20.19, PostgreSQL 17); bookworm's nodejs is 18, too old for
+# the console (package.json engines), so bookworm only suits the PostgreSQL image.
+# TIDE_DEBIAN_MIRROR overrides the mirror (default http://deb.debian.org/debian). The machine's
+# own CA certificates (/usr/local/share/ca-certificates, e.g. an egress proxy's) go into a base made
+# here, so that npm inside the builds trusts what the host trusts (images that install Debian's
+# ca-certificates pick them up).
+set -euo pipefail
+
+suite=${1:-trixie}
+[[ $suite == trixie || $suite == bookworm ]] || {
+  echo "base-image.sh: unknown suite '$suite' (trixie or bookworm)" >&2
+  exit 64
+}
+tag="debian:$suite-slim"
+mirror=${TIDE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# A registry that does not answer must not hold the build up for long.
+PULL_TIMEOUT_S=60
+
+if docker image inspect "$tag" >/dev/null 2>&1; then
+  echo "base image $tag: present"
+  exit 0
+fi
+if timeout "$PULL_TIMEOUT_S" docker pull -q "$tag" >/dev/null 2>&1; then
+  echo "base image $tag: pulled"
+  exit 0
+fi
+
+echo "base image $tag: no registry answers; making it with debootstrap from $mirror"
+[[ $(id -u) == 0 ]] || {
+  echo "base-image.sh: debootstrap needs root (or a registry that serves $tag)" >&2
+  exit 1
+}
+command -v debootstrap >/dev/null || {
+  echo "base-image.sh: debootstrap is missing: apt-get install -y debootstrap" >&2
+  exit 1
+}
+
+rootfs="$(mktemp -d /tmp/tide-base-rootfs.XXXXXX)"
+log="$rootfs.log"
+cleanup() {
+  # debootstrap mounts /proc and /sys in the target while it installs; never leave one behind.
+  local m
+  for m in "$rootfs/proc" "$rootfs/sys" "$rootfs/dev/pts" "$rootfs/dev"; do
+    mountpoint -q "$m" 2>/dev/null && umount -l "$m"
+  done
+  rm -rf "$rootfs"
+}
+trap cleanup EXIT
+
+start=$SECONDS
+if ! debootstrap --variant=minbase "$suite" "$rootfs" "$mirror" >"$log" 2>&1; then
+  tail -n 30 "$log" >&2
+  echo "base-image.sh: debootstrap failed (log: $log)" >&2
+  exit 1
+fi
+rm -f "$log"
+
+# What Docker's official -slim images configure: no documentation, man pages or translations in
+# installed packages, no recommended packages, no apt caches kept in layers.
+cat >"$rootfs/etc/dpkg/dpkg.cfg.d/docker-slim" <<'EOF'
+path-exclude /usr/share/doc/*
+path-include /usr/share/doc/*/copyright
+path-exclude /usr/share/man/*
+path-exclude /usr/share/info/*
+path-exclude /usr/share/locale/*
+path-exclude /usr/share/lintian/*
+EOF
+cat >"$rootfs/etc/apt/apt.conf.d/docker-slim" <<'EOF'
+APT::Install-Recommends "false";
+APT::Install-Suggests "false";
+Acquire::Languages "none";
+DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/*.bin || true"; };
+EOF
+rm -rf "$rootfs"/usr/share/doc/*/[!c]* "$rootfs"/usr/share/man/* "$rootfs"/usr/share/locale/* \
+  "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/cache/apt/archives/*.deb \
+  "$rootfs"/var/log/*.log "$rootfs"/etc/hostname "$rootfs"/etc/resolv.conf
+: >"$rootfs/etc/machine-id"
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  mkdir -p "$rootfs/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$rootfs/usr/local/share/ca-certificates/"
+fi
+# Package installs in image builds must not try to start services (there is no init system).
+printf '#!/bin/sh\nexit 101\n' >"$rootfs/usr/sbin/policy-rc.d"
+chmod 755 "$rootfs/usr/sbin/policy-rc.d"
+
+tar --numeric-owner -C "$rootfs" -c . |
+  docker import --change 'CMD ["bash"]' --change 'ENV LANG=C.UTF-8' - "$tag" >/dev/null
+echo "base image $tag: made in $((SECONDS - start)) s ($(docker image inspect -f '{{.Size}}' "$tag" | numfmt --to=iec))"
