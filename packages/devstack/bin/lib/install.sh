@@ -3,6 +3,7 @@
 #   tide_install_node_modules  npm ci, only when node_modules differs from package-lock.json
 #   tide_generate_prisma       the Prisma client (npm 11 may skip Prisma's own install scripts)
 #   tide_install               all three
+#   tide_install_docker        docker.io + debootstrap for the compose tier (not part of tide_install)
 # A second run finds everything in place and takes about a second.
 # shellcheck shell=bash
 # shellcheck source=common.sh
@@ -68,6 +69,39 @@ tide_generate_prisma() {
     die "prisma generate failed (output above)"
   }
   ok "Prisma client generated"
+}
+
+# The compose tier's Docker engine and base-image maker. The packages' services are never started:
+# a default dockerd changes the host's firewall and bridges (the tier runs its own, see
+# packages/devstack/docker/tier/own-dockerd.ts); a policy-rc.d (exit 101) holds them back while
+# apt runs when the machine has none.
+tide_install_docker() {
+  local missing=() pkg
+  for pkg in docker.io debootstrap; do
+    [[ $(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null) == "install ok installed" ]] || missing+=("$pkg")
+  done
+  if ((${#missing[@]} == 0)); then
+    ok "docker.io and debootstrap present"
+    return
+  fi
+  [[ $(id -u) == 0 ]] || die "missing Debian packages: ${missing[*]}
+       install them as root: apt-get install -y --no-install-recommends ${missing[*]}"
+  note "installing Debian packages: ${missing[*]} (their services are not started)"
+  local policy=/usr/sbin/policy-rc.d ours=0 log
+  if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy" && ours=1
+  fi
+  log="$(mktemp /tmp/tide-apt.XXXXXX.log)"
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >"$log" 2>&1 &&
+    ! { DEBIAN_FRONTEND=noninteractive apt-get update >>"$log" 2>&1 &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >>"$log" 2>&1; }; then
+    ((ours)) && rm -f "$policy"
+    tail -n 40 "$log"
+    die "apt-get failed (full log: $log)"
+  fi
+  ((ours)) && rm -f "$policy"
+  rm -f "$log"
+  ok "installed ${missing[*]}"
 }
 
 tide_install() {

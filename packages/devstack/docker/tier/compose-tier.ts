@@ -1,0 +1,595 @@
+/**
+ * The `compose` test tier (npm test -- compose): docker-compose.yml built and run for real.
+ *   node --import tsx packages/devstack/docker/tier/compose-tier.ts
+ *
+ * Where a Docker engine can run (Linux, root): installs docker.io + debootstrap if missing, starts
+ * its own dockerd (own-dockerd.ts: no iptables, no bridge, private data root and socket), makes the
+ * base image (base-image.sh), builds the images with Debian's docker-compose 1.29, and checks:
+ *   - a database left by an older Tide (the first migrations only, plus a row of its own) is
+ *     migrated by the console's start, never reset;
+ *   - /api/health, sign-in with the seeded admin's credentials, a drain over REST with an API token
+ *     (and refused without one), Playwright signing in through Debian's Chromium;
+ *   - a second `up` changes nothing; `up` with the console's port taken stops the console with a
+ *     message naming the port;
+ *   - `down` + `up` keep the data (the drain, the credentials), `down -v` removes the volumes;
+ *   - the host's iptables, bridges and sysctls are exactly as before.
+ * Prints image sizes, build time and the time from `up` to a healthy console. Where no engine can
+ * run, says why and only parses the file.
+ * The engine's data root (images, build cache) is kept in $TIDE_COMPOSE_DOCKER_ROOT (default
+ * .tide/compose-docker) so a second run builds warm; remove it to build cold.
+ */
+import { spawnSync, type SpawnSyncOptions } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import pg from "pg";
+import { chromium } from "playwright-core";
+import { parseAdminCredentials, sessionFromSetCookie } from "../../src/lab-token";
+import { freePort, REPO_ROOT } from "../../src/postgres-cluster";
+import { diffHostState, snapshotHost } from "./host-state";
+import { startOwnDockerd, type OwnDockerd } from "./own-dockerd";
+
+const PROJECT = "tide-compose-tier";
+const COMPOSE_FILE = path.join(REPO_ROOT, "docker-compose.yml");
+const HEALTHY_TIMEOUT_MS = 240_000;
+const REQUEST_TIMEOUT_MS = 15_000;
+/** Migrations an "older Tide" had applied to its database before this version's console starts. */
+const OLD_VERSION_MIGRATIONS = 3;
+const MARKER = "written by an older Tide";
+/** Debian's Chromium, flags as e2e/playwright.config.ts (no network beyond localhost). */
+const CHROMIUM = {
+  executablePath: "/usr/bin/chromium",
+  args: [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+  ],
+};
+
+const log = (line: string) => process.stdout.write(`    ${line}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+interface Check {
+  name: string;
+  ok: boolean;
+  detail?: string;
+}
+const checks: Check[] = [];
+
+async function check(name: string, body: () => Promise<string | void>): Promise<boolean> {
+  try {
+    const detail = await body();
+    checks.push({ name, ok: true, ...(detail ? { detail } : {}) });
+    log(`PASS ${name}${detail ? ` (${detail})` : ""}`);
+    return true;
+  } catch (e) {
+    const detail = e instanceof Error ? e.message : String(e);
+    checks.push({ name, ok: false, detail });
+    log(`FAIL ${name}: ${detail}`);
+    return false;
+  }
+}
+
+function assert(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new Error(message);
+}
+
+/** Why no Docker engine can run here, or null when one can. */
+function whyNoEngine(): string | null {
+  if (process.platform !== "linux") return `not Linux (${process.platform})`;
+  if (process.getuid?.() !== 0) return "not root (a Docker engine needs root)";
+  return null;
+}
+
+function sh(command: string, args: string[], options: SpawnSyncOptions & { quiet?: boolean } = {}): string {
+  const r = spawnSync(command, args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, ...options });
+  const output = `${String(r.stdout ?? "")}${String(r.stderr ?? "")}`;
+  if (r.status !== 0) {
+    throw new Error(
+      `${command} ${args.join(" ")} exited with ${r.status ?? r.signal}:\n${output.trim().split("\n").slice(-30).join("\n")}`,
+    );
+  }
+  return String(r.stdout ?? "");
+}
+
+/** Installs docker.io and debootstrap when missing (install.sh: services are not started). */
+function installEngine(): void {
+  sh("bash", ["-c", `source "${REPO_ROOT}/packages/devstack/bin/lib/install.sh" && tide_install_docker`], {
+    stdio: "inherit",
+  });
+}
+
+class Stack {
+  readonly env: NodeJS.ProcessEnv;
+  constructor(
+    engine: OwnDockerd,
+    readonly consolePort: number,
+    readonly pgPort: number,
+  ) {
+    this.env = {
+      ...engine.env,
+      COMPOSE_PROJECT_NAME: PROJECT,
+      TIDE_CONSOLE_PORT: String(consolePort),
+      TIDE_PG_PORT: String(pgPort),
+      // The classic builder through docker-py: no buildx plugin needed (Debian has none).
+      COMPOSE_DOCKER_CLI_BUILD: "0",
+      DOCKER_BUILDKIT: "0",
+    };
+  }
+  get url(): string {
+    return `http://127.0.0.1:${this.consolePort}`;
+  }
+  get databaseUrl(): string {
+    return `postgresql://tide:tide-dev-only@127.0.0.1:${this.pgPort}/tide`;
+  }
+  compose(args: string[], options: { quiet?: boolean; env?: Record<string, string> } = {}): string {
+    return sh("docker-compose", ["-f", COMPOSE_FILE, ...args], {
+      cwd: REPO_ROOT,
+      env: { ...this.env, ...options.env },
+      ...(options.quiet ? {} : { stdio: ["ignore", "inherit", "inherit"] }),
+    });
+  }
+  /** Like compose() but resolves to the exit status and the output (never throws). */
+  composeStatus(args: string[], env: Record<string, string> = {}): { status: number | null; output: string } {
+    const r = spawnSync("docker-compose", ["-f", COMPOSE_FILE, ...args], {
+      cwd: REPO_ROOT,
+      env: { ...this.env, ...env },
+      encoding: "utf8",
+    });
+    return { status: r.status, output: `${r.stdout}${r.stderr}` };
+  }
+  docker(args: string[]): string {
+    return sh("docker", args, { env: this.env });
+  }
+  /** "id startedAt" of the service's container. */
+  containerState(service: string): string {
+    const id = this.compose(["ps", "-q", service], { quiet: true }).trim();
+    assert(id, `no ${service} container`);
+    return this.docker(["inspect", "-f", "{{.Id}} {{.State.StartedAt}}", id]).trim();
+  }
+  async waitHealthy(timeoutMs = HEALTHY_TIMEOUT_MS): Promise<number> {
+    const started = Date.now();
+    for (;;) {
+      try {
+        const res = await fetch(`${this.url}/api/health`, { signal: AbortSignal.timeout(3000) });
+        if (res.status === 200) return Date.now() - started;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() - started > timeoutMs) {
+        const logs = this.composeStatus(["logs", "--tail=40", "console", "postgres"]).output;
+        throw new Error(`the console was not healthy within ${seconds(timeoutMs)}; logs:\n${logs}`);
+      }
+      await sleep(500);
+    }
+  }
+}
+
+async function waitForDatabase(url: string): Promise<void> {
+  const started = Date.now();
+  for (;;) {
+    const client = new pg.Client({ connectionString: url });
+    try {
+      await client.connect();
+      await client.query("SELECT 1");
+      return;
+    } catch (e) {
+      if (Date.now() - started > HEALTHY_TIMEOUT_MS) throw e;
+    } finally {
+      await client.end().catch(() => {});
+    }
+    await sleep(500);
+  }
+}
+
+async function query<T>(url: string, text: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * A database as an older Tide left it: only the first `count` migrations applied (this repo's
+ * prisma.config.ts over a copy of prisma/ holding just those), plus a table of its own.
+ */
+async function makeOlderDatabase(url: string, count: number): Promise<string[]> {
+  const dir = mkdtempSync("/tmp/tide-older-schema-");
+  try {
+    const migrations = readdirSync(path.join(REPO_ROOT, "prisma/migrations"))
+      .filter((d) => /^\d+_/.test(d))
+      .sort();
+    const older = migrations.slice(0, count);
+    mkdirSync(path.join(dir, "prisma/migrations"), { recursive: true });
+    mkdirSync(path.join(dir, "packages/db"), { recursive: true });
+    cpSync(path.join(REPO_ROOT, "prisma/schema.prisma"), path.join(dir, "prisma/schema.prisma"));
+    cpSync(
+      path.join(REPO_ROOT, "prisma/migrations/migration_lock.toml"),
+      path.join(dir, "prisma/migrations/migration_lock.toml"),
+    );
+    for (const m of older)
+      cpSync(path.join(REPO_ROOT, "prisma/migrations", m), path.join(dir, "prisma/migrations", m), {
+        recursive: true,
+      });
+    cpSync(
+      path.join(REPO_ROOT, "packages/db/prisma.config.ts"),
+      path.join(dir, "packages/db/prisma.config.ts"),
+    );
+    symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(dir, "node_modules"));
+    sh(
+      "node",
+      [
+        "--require",
+        path.join(REPO_ROOT, "packages/db/scripts/unref-wasm-timers.cjs"),
+        path.join(REPO_ROOT, "node_modules/prisma/build/index.js"),
+        "migrate",
+        "deploy",
+        "--config",
+        path.join(dir, "packages/db/prisma.config.ts"),
+      ],
+      {
+        cwd: dir,
+        env: {
+          ...process.env,
+          DATABASE_URL: url,
+          PRISMA_SCHEMA_ENGINE_BINARY: "/bin/false",
+          CHECKPOINT_DISABLE: "1",
+          PRISMA_HIDE_UPDATE_MESSAGE: "1",
+        },
+      },
+    );
+    await query(
+      url,
+      `CREATE TABLE tide_tier_marker (note text); INSERT INTO tide_tier_marker VALUES ('${MARKER}')`,
+    );
+    return migrations;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function api(
+  url: string,
+  method: string,
+  pathname: string,
+  auth: { token?: string; session?: string },
+  body?: unknown,
+): Promise<{ status: number; json: unknown; headers: Headers }> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers["content-type"] = "application/json";
+  if (auth.token) headers.authorization = `Bearer ${auth.token}`;
+  if (auth.session) headers.cookie = `tide_session=${auth.session}`;
+  const res = await fetch(`${url}${pathname}`, {
+    method,
+    headers,
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const text = await res.text();
+  let json: unknown = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = text;
+  }
+  return { status: res.status, json, headers: res.headers };
+}
+
+interface ProxyRow {
+  id: string;
+  state: string;
+}
+interface PoolDetail {
+  id: string;
+  name: string;
+  proxies: ProxyRow[];
+}
+
+/** The admin's credentials as the seed wrote them into the tide-data volume. */
+function readCredentials(stack: Stack): { email: string; password: string } {
+  const text = stack.compose(["exec", "-T", "console", "cat", "/app/.tide/admin-credentials"], {
+    quiet: true,
+  });
+  const credentials = parseAdminCredentials(text);
+  assert(credentials, "no email=/password= lines in /app/.tide/admin-credentials");
+  return credentials;
+}
+
+async function runStack(engine: OwnDockerd): Promise<void> {
+  const stack = new Stack(engine, await freePort(), await freePort());
+  log(
+    `project ${PROJECT}: console on 127.0.0.1:${stack.consolePort}, PostgreSQL on 127.0.0.1:${stack.pgPort}`,
+  );
+  // A stack left by an interrupted run (the data root is kept) starts from nothing.
+  stack.compose(["down", "-v", "--remove-orphans"], { quiet: true });
+
+  const baseStart = Date.now();
+  sh("bash", [path.join(REPO_ROOT, "packages/devstack/docker/base-image.sh"), "trixie"], {
+    env: engine.env,
+    stdio: "inherit",
+  });
+  log(`base image: ${seconds(Date.now() - baseStart)}`);
+
+  const buildStart = Date.now();
+  stack.compose(["build"]);
+  const buildMs = Date.now() - buildStart;
+  log(`docker-compose build: ${seconds(buildMs)}`);
+  for (const image of ["tide-postgres:dev", "tide-console:dev", "debian:trixie-slim"]) {
+    const bytes = Number(stack.docker(["image", "inspect", "-f", "{{.Size}}", image]).trim());
+    log(`image ${image}: ${(bytes / 1e6).toFixed(0)} MB`);
+  }
+
+  let migrations: string[] = [];
+  await check(`an older Tide's database (${OLD_VERSION_MIGRATIONS} migrations) is in place`, async () => {
+    stack.compose(["up", "-d", "postgres"]);
+    await waitForDatabase(stack.databaseUrl);
+    migrations = await makeOlderDatabase(stack.databaseUrl, OLD_VERSION_MIGRATIONS);
+    return `${migrations.length} migrations in this version`;
+  });
+
+  const upStart = Date.now();
+  stack.compose(["up", "-d"]);
+  const healthyMs = await stack.waitHealthy();
+  log(
+    `up -> healthy console: ${seconds(Date.now() - upStart)} (health answered ${seconds(healthyMs)} after up returned)`,
+  );
+
+  await check("the console migrated the older database without resetting it", async () => {
+    const applied = await query<{ n: string }>(
+      stack.databaseUrl,
+      "SELECT count(*) AS n FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL",
+    );
+    assert(
+      Number(applied[0]?.n) === migrations.length,
+      `${applied[0]?.n} migrations applied, expected ${migrations.length}`,
+    );
+    const marker = await query<{ note: string }>(stack.databaseUrl, "SELECT note FROM tide_tier_marker");
+    assert(marker[0]?.note === MARKER, "the older version's row is gone: the database was reset");
+  });
+
+  await check("GET /api/health answers 200 {status: ok}", async () => {
+    const res = await api(stack.url, "GET", "/api/health", {});
+    assert(res.status === 200, `HTTP ${res.status}`);
+    assert((res.json as { status?: string }).status === "ok", JSON.stringify(res.json));
+  });
+
+  let session = "";
+  let token = "";
+  const credentials = readCredentials(stack);
+  await check("sign-in with the seeded admin's credentials (and a wrong password is refused)", async () => {
+    const wrong = await api(
+      stack.url,
+      "POST",
+      "/api/auth/sign-in",
+      {},
+      { ...credentials, password: "not-the-password" },
+    );
+    assert(wrong.status === 401 || wrong.status === 400, `a wrong password got HTTP ${wrong.status}`);
+    const res = await api(stack.url, "POST", "/api/auth/sign-in", {}, credentials);
+    assert(res.status === 200, `HTTP ${res.status}: ${JSON.stringify(res.json)}`);
+    session = sessionFromSetCookie(res.headers.getSetCookie()) ?? "";
+    assert(session, "no tide_session cookie");
+    const created = await api(
+      stack.url,
+      "POST",
+      "/api/v1/tokens",
+      { session },
+      {
+        name: "compose tier",
+        scopes: ["read", "operate"],
+      },
+    );
+    assert(created.status === 200, `POST /api/v1/tokens: HTTP ${created.status}`);
+    token = (created.json as { token?: string }).token ?? "";
+    assert(token.startsWith("tide_"), "no token in the answer");
+    return credentials.email;
+  });
+
+  let drained: { poolId: string; proxyId: string } | null = null;
+  await check("a drain over REST with an API token (refused without one), audited", async () => {
+    const pools = await api(stack.url, "GET", "/api/v1/pools", { token });
+    assert(pools.status === 200, `GET /api/v1/pools: HTTP ${pools.status}`);
+    const list = pools.json as { id: string }[] | { items?: { id: string }[] };
+    const ids = (Array.isArray(list) ? list : (list.items ?? [])).map((p) => p.id);
+    let target: { pool: PoolDetail; proxy: ProxyRow } | null = null;
+    for (const id of ids) {
+      const pool = (await api(stack.url, "GET", `/api/v1/pools/${id}`, { token })).json as PoolDetail;
+      const active = (pool.proxies ?? []).filter((p) => p.state === "active");
+      if (active.length >= 2 && active[0]) {
+        target = { pool, proxy: active[0] };
+        break;
+      }
+    }
+    assert(target, "no seeded pool has two active proxies to drain one of");
+    const body = { action: "drain", reason: "compose tier: drain over REST" };
+    const anonymous = await api(stack.url, "POST", `/api/v1/proxies/${target.proxy.id}/transition`, {}, body);
+    assert(anonymous.status === 401, `without a token: HTTP ${anonymous.status}`);
+    const res = await api(
+      stack.url,
+      "POST",
+      `/api/v1/proxies/${target.proxy.id}/transition`,
+      { token },
+      body,
+    );
+    assert(
+      res.status === 200,
+      `POST /api/v1/proxies/${target.proxy.id}/transition: HTTP ${res.status} ${JSON.stringify(res.json)}`,
+    );
+    const after = (await api(stack.url, "GET", `/api/v1/pools/${target.pool.id}`, { token }))
+      .json as PoolDetail;
+    const state = after.proxies.find((p) => p.id === target.proxy.id)?.state;
+    assert(state === "draining", `proxy state after the drain: ${state}`);
+    const audit = await api(stack.url, "GET", `/api/v1/audit?poolId=${target.pool.id}&limit=20`, { token });
+    assert(audit.status === 200, `GET /api/v1/audit: HTTP ${audit.status}`);
+    assert(
+      JSON.stringify(audit.json).includes("compose tier: drain over REST"),
+      "no audit event with the drain's reason",
+    );
+    drained = { poolId: target.pool.id, proxyId: target.proxy.id };
+    return `${target.pool.name}: ${target.proxy.id} draining`;
+  });
+
+  await check("Playwright signs in to the containerised console (Debian's Chromium)", async () => {
+    const browser = await chromium.launch(CHROMIUM);
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${stack.url}/sign-in`);
+      await page.getByTestId("sign-in-email").fill(credentials.email);
+      await page.getByTestId("sign-in-password").fill(credentials.password);
+      await page.getByTestId("sign-in-submit").click();
+      await page.getByTestId("signed-in-role").waitFor({ state: "visible", timeout: 30_000 });
+      return `signed in as ${(await page.getByTestId("signed-in-role").textContent())?.trim()}`;
+    } finally {
+      await browser.close();
+    }
+  });
+
+  await check("a second `up -d` changes nothing (same containers, not restarted)", async () => {
+    const before = ["postgres", "console"].map((s) => stack.containerState(s));
+    const output = stack.compose(["up", "-d"], { quiet: true });
+    const after = ["postgres", "console"].map((s) => stack.containerState(s));
+    assert(
+      JSON.stringify(before) === JSON.stringify(after),
+      `containers changed:\n${before.join("\n")}\n->\n${after.join("\n")}`,
+    );
+    return output.trim().replaceAll("\n", "; ") || "up-to-date";
+  });
+
+  await check(
+    "`up` with the console's port taken: the console stops and its log names the port",
+    async () => {
+      // What a developer meets with another console on the port: `up -d` recreates the console with
+      // TIDE_CONSOLE_PORT pointing at a port some other process holds.
+      const server = net.createServer();
+      const port = await new Promise<number>((resolve) =>
+        server.listen(0, "127.0.0.1", () => resolve((server.address() as net.AddressInfo).port)),
+      );
+      const taken = { TIDE_CONSOLE_PORT: String(port) };
+      try {
+        stack.compose(["up", "-d", "console"], { quiet: true, env: taken });
+        const message = `port ${port} is already in use`;
+        const started = Date.now();
+        let logs = "";
+        while (!logs.includes(message)) {
+          assert(
+            Date.now() - started < 60_000,
+            `no message naming port ${port} within 60 s:\n${logs.trim()}`,
+          );
+          await sleep(1000);
+          logs = stack.composeStatus(["logs", "--no-color", "console"], taken).output;
+        }
+        const res = await fetch(`http://127.0.0.1:${port}/api/health`, {
+          signal: AbortSignal.timeout(2000),
+        }).catch(() => null);
+        assert(res === null, "something answered HTTP on the taken port");
+        return logs
+          .split("\n")
+          .find((l) => l.includes(message))
+          ?.replace(/^.*\| /, "")
+          .trim();
+      } finally {
+        server.close();
+        // Back to the stack's own port (recreates the console).
+        stack.compose(["up", "-d", "console"], { quiet: true });
+        await stack.waitHealthy();
+      }
+    },
+  );
+
+  await check("`down` then `up` keeps the data (the drain, the admin, the token)", async () => {
+    stack.compose(["down"]);
+    const upStart = Date.now();
+    stack.compose(["up", "-d"]);
+    await stack.waitHealthy();
+    const restartMs = Date.now() - upStart;
+    assert(drained, "no drain to look for (the drain check failed)");
+    const { poolId, proxyId } = drained;
+    const pool = await api(stack.url, "GET", `/api/v1/pools/${poolId}`, { token });
+    assert(
+      pool.status === 200,
+      `GET /api/v1/pools/${poolId} with the token made before: HTTP ${pool.status}`,
+    );
+    const state = (pool.json as PoolDetail).proxies.find((p) => p.id === proxyId)?.state;
+    assert(state === "draining", `the drained proxy is ${state} after down/up`);
+    const again = readCredentials(stack);
+    assert(again.password === credentials.password, "the admin's credentials changed across down/up");
+    return `up -> healthy console again: ${seconds(restartMs)}`;
+  });
+
+  await check("`down -v` removes the volumes", async () => {
+    stack.compose(["down", "-v"]);
+    const volumes = stack.docker([
+      "volume",
+      "ls",
+      "-q",
+      "--filter",
+      `label=com.docker.compose.project=${PROJECT}`,
+    ]);
+    assert(volumes.trim() === "", `volumes left: ${volumes.trim()}`);
+  });
+}
+
+async function main(): Promise<number> {
+  const why = whyNoEngine();
+  if (why) {
+    log(`no Docker engine can run here: ${why}; parsing docker-compose.yml only`);
+    sh("docker-compose", ["-f", COMPOSE_FILE, "config", "-q"], { stdio: "inherit" });
+    log("docker-compose.yml parses");
+    return 0;
+  }
+  installEngine();
+  const dataRoot = path.resolve(
+    process.env.TIDE_COMPOSE_DOCKER_ROOT ?? path.join(REPO_ROOT, ".tide/compose-docker"),
+  );
+  log(
+    `engine data root: ${dataRoot}${existsSync(dataRoot) ? " (kept from an earlier run: warm build)" : " (new: cold build)"}`,
+  );
+  const before = snapshotHost();
+  const engine = await startOwnDockerd({ dataRoot, log });
+  try {
+    await runStack(engine);
+  } catch (e) {
+    checks.push({
+      name: "the stack ran to the end",
+      ok: false,
+      detail: e instanceof Error ? e.message : String(e),
+    });
+    log(`FAIL ${e instanceof Error ? e.message : String(e)}`);
+  } finally {
+    const r = spawnSync("docker-compose", ["-f", COMPOSE_FILE, "down", "-v", "--remove-orphans"], {
+      cwd: REPO_ROOT,
+      env: { ...engine.env, COMPOSE_PROJECT_NAME: PROJECT },
+      stdio: "ignore",
+    });
+    if (r.status !== 0) log("docker-compose down -v failed (the engine stops anyway)");
+    await check("the engine stops and leaves no mount or temp dir", () => engine.stop());
+  }
+  await check("the host's iptables, bridges and sysctls are as before", async () => {
+    const diff = diffHostState(before, snapshotHost());
+    if (diff.otherLinks.length)
+      log(`links of other processes changed meanwhile (not Docker's): ${diff.otherLinks.join(" ")}`);
+    assert(diff.changed.length === 0, diff.changed.join("; "));
+  });
+  const failed = checks.filter((c) => !c.ok);
+  for (const c of failed) log(`FAIL ${c.name}: ${c.detail}`);
+  process.stdout.write(`${checks.length - failed.length} passed, ${failed.length} failed\n`);
+  return failed.length ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    process.stderr.write(`compose tier: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exit(1);
+  },
+);
