@@ -331,8 +331,10 @@ async function runStack(engine: OwnDockerd): Promise<void> {
 
   let migrations: string[] = [];
   await check(`an older Tide's database (${OLD_VERSION_MIGRATIONS} migrations) is in place`, async () => {
+    const pgStart = Date.now();
     stack.compose(["up", "-d", "postgres"]);
     await waitForDatabase(stack.databaseUrl);
+    log(`up postgres (initdb on a new volume) -> accepting connections: ${seconds(Date.now() - pgStart)}`);
     migrations = await makeOlderDatabase(stack.databaseUrl, OLD_VERSION_MIGRATIONS);
     return `${migrations.length} migrations in this version`;
   });
