@@ -25,7 +25,8 @@ import path from "node:path";
 import pg from "pg";
 import { chromium } from "playwright-core";
 import { parseAdminCredentials, sessionFromSetCookie } from "../../src/lab-token";
-import { freePort, REPO_ROOT } from "../../src/postgres-cluster";
+import { freePort } from "../../src/postgres/ports";
+import { REPO_ROOT } from "../../src/repo-root";
 import { diffHostState, snapshotHost } from "./host-state";
 import { startOwnDockerd, type OwnDockerd } from "./own-dockerd";
 
