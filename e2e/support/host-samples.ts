@@ -2,7 +2,7 @@
  * A host as tide-agent reports it, for e2e specs that need findings: a host token made through the
  * REST API as the signed-in admin, the agent's hello, and realistic observations (a root namespace
  * and "web", whose nginx listener on :8080 is capped at 128 and overflows at a chosen rate).
- * The same shapes as host-health.spec.ts builds inline.
+ * host-health.spec.ts and findings.spec.ts share it.
  */
 import type { APIRequestContext, Page } from "@playwright/test";
 import { expect } from "./fixtures";
