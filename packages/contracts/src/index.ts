@@ -18,3 +18,6 @@ export * from "./healthcheck-wire";
 export * from "./gue-wire";
 export * from "./proxy-health";
 export * from "./proxy-traffic";
+export * from "./probes-wire";
+export * from "./nsdiag-wire";
+export * from "./wire-issue";
