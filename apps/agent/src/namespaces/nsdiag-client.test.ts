@@ -1,6 +1,9 @@
-import { describe, expect, it } from "vitest";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
 import { renderMetrics } from "../metrics/exposition";
-import { parseNsdiagNamespace } from "./nsdiag-client";
+import { checkNsdiagNamespace, NsdiagClient, parseNsdiagNamespace } from "./nsdiag-client";
 
 // A namespace entry as dataplane/build/tide-nsdiag printed it (files trimmed).
 const OK = {
@@ -50,34 +53,90 @@ describe("parseNsdiagNamespace", () => {
     expect(parseNsdiagNamespace(old)).toMatchObject({ established: null, establishedTotal: null });
   });
 
-  it("drops malformed established entries and keeps at most 256", () => {
-    const r = parseNsdiagNamespace({
+  it("reports an entry with a malformed row as that namespace's error, with what was wrong", () => {
+    for (const established of [
+      [["", 1, 1]],
+      [["10.0.0.1", 70000, 1]],
+      ["x"],
+      [["x".repeat(46), 1, 1]],
+      Array.from({ length: 257 }, (_, i) => ["10.0.0.1", i, 1]),
+    ]) {
+      const r = checkNsdiagNamespace({ ...OK, established });
+      expect(r.ns).toMatchObject({ inode: OK.inode, state: "error" });
+      expect(r.ns?.state === "error" && r.ns.error).toMatch(/^tide-nsdiag: malformed entry \(established/);
+      expect(r.problem).toMatch(/^established/);
+    }
+    expect(checkNsdiagNamespace({ ...OK, listeners: [["a", 70000, 0, 0]] }).problem).toMatch(
+      /^listeners\.0\.1/,
+    );
+    expect(checkNsdiagNamespace({ ...OK, sysctls: 3 }).problem).toMatch(/^sysctls/);
+    expect(checkNsdiagNamespace(OK).problem).toBeNull();
+    const full = parseNsdiagNamespace({
       ...OK,
-      established: [["", 1, 1], ["10.0.0.1", 70000, 1], "x", ["x".repeat(46), 1, 1], ["10.0.0.1", 80, 3]],
+      established: Array.from({ length: 256 }, (_, i) => ["10.0.0.1", i, 1]),
     });
-    expect(r).toMatchObject({ established: [["10.0.0.1", 80, 3]] });
-    const many = parseNsdiagNamespace({
-      ...OK,
-      established: Array.from({ length: 300 }, (_, i) => ["10.0.0.1", i, 1]),
-    });
-    expect(many?.state === "ok" && many.established).toHaveLength(256);
+    expect(full?.state === "ok" && full.established).toHaveLength(256);
   });
 
-  it("keeps gone and error entries with their reason, and drops junk", () => {
+  it("keeps gone and error entries with their reason, and drops entries without a namespace", () => {
     expect(parseNsdiagNamespace({ inode: 5, state: "gone", error: "open /x: No such file" })).toEqual({
       inode: 5,
       state: "gone",
       error: "open /x: No such file",
     });
-    expect(parseNsdiagNamespace({ inode: 5, state: "weird" })).toMatchObject({ state: "error" });
+    expect(parseNsdiagNamespace({ inode: 5, state: "weird" })).toMatchObject({ inode: 5, state: "error" });
     expect(parseNsdiagNamespace({ inode: -1, state: "ok" })).toBeNull();
-    expect(parseNsdiagNamespace("x")).toBeNull();
-    const r = parseNsdiagNamespace({
-      ...OK,
-      listeners: [["", 1, 0, 0], ["a", 70000, 0, 0], "x"],
-      sysctls: 3,
-    });
-    expect(r).toMatchObject({ listeners: [], sysctls: null });
+    expect(checkNsdiagNamespace("x")).toMatchObject({ ns: null, problem: expect.any(String) });
+  });
+});
+
+describe("NsdiagClient", () => {
+  let dir: string | null = null;
+  let client: NsdiagClient | null = null;
+  afterEach(() => {
+    client?.stop();
+    if (dir !== null) rmSync(dir, { recursive: true, force: true });
+    client = dir = null;
+  });
+
+  it("skips lines and entries that are not the contract's, counts and logs them, and still answers", async () => {
+    // A stand-in tide-nsdiag: its hello, then per request junk and a reply with two bad entries.
+    dir = mkdtempSync(path.join(tmpdir(), "tide-nsdiag-"));
+    const binary = path.join(dir, "tide-nsdiag");
+    const reply = {
+      id: 1,
+      ns: [
+        { inode: 7, state: "gone", error: "open /run/netns/x: No such file or directory" },
+        { state: "ok" },
+        { ...OK, inode: 8, listeners: "x" },
+        OK,
+      ],
+    };
+    writeFileSync(
+      binary,
+      [
+        "#!/bin/sh",
+        `echo '{"type":"hello","version":"0.1.0","netns":4026531840}'`,
+        "while read -r line; do",
+        "  echo 'not json'",
+        `  echo '{"id":"1","ns":[]}'`,
+        `  printf '%s\\n' '${JSON.stringify(reply)}'`, // not echo: dash's expands the \n in OK's texts
+        "done",
+      ].join("\n"),
+    );
+    chmodSync(binary, 0o755);
+    const logged: string[] = [];
+    client = new NsdiagClient(binary, (line) => logged.push(line));
+    const ns = await client.request([{ inode: 7, path: "/run/netns/x" }], true);
+    expect(ns.map((n) => [n.inode, n.state])).toEqual([
+      [7, "gone"],
+      [8, "error"],
+      [OK.inode, "ok"],
+    ]);
+    expect(client.refused).toBe(4);
+    expect(logged).toEqual([
+      expect.stringMatching(/^tide-nsdiag: skipped a line that is not JSON: not json \(1 so far\)$/),
+    ]);
   });
 });
 

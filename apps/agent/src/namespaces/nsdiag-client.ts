@@ -1,5 +1,11 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { ESTABLISHED_MAX_ENDPOINTS } from "@tide/contracts";
+import {
+  firstWireIssue,
+  NsdiagLine,
+  NsdiagNamespace as NsdiagNamespaceWire,
+  type NsdiagRequest,
+} from "@tide/contracts";
+import { z } from "zod";
 
 /** How long one tide-nsdiag request may take before the process is killed and restarted, in ms. */
 export const NSDIAG_TIMEOUT_MS = 5_000;
@@ -13,7 +19,7 @@ export interface NsdiagTarget {
   path: string | null;
 }
 
-/** One namespace in a tide-nsdiag reply (dataplane/nsdiag/tide_nsdiag.c documents the format). */
+/** One namespace in a tide-nsdiag reply, as the agent keeps it (the wire: nsdiag-wire.ts in contracts). */
 export type NsdiagNamespace =
   | {
       inode: number;
@@ -46,54 +52,43 @@ export interface NsdiagState {
   lastError: string | null;
 }
 
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
-const nat = (v: unknown): number => (typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : 0);
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
+/**
+ * Check one namespace entry of a reply against the contract (NsdiagNamespace in @tide/contracts).
+ * tide-nsdiag is ours, but a bad entry must not crash the agent: an entry that names a namespace
+ * but does not match is reported as that namespace's error, anything else is null (dropped).
+ * `problem` says what did not match (null when the entry did).
+ */
+export function checkNsdiagNamespace(v: unknown): { ns: NsdiagNamespace | null; problem: string | null } {
+  const r = NsdiagNamespaceWire.safeParse(v);
+  if (!r.success) {
+    const problem = firstWireIssue(r.error);
+    const inode = z.object({ inode: z.int().min(1) }).safeParse(v);
+    if (!inode.success) return { ns: null, problem };
+    const error = `tide-nsdiag: malformed entry (${problem})`.slice(0, 1000);
+    return { ns: { inode: inode.data.inode, state: "error", error }, problem };
+  }
+  return { ns: fromWire(r.data), problem: null };
+}
 
-/** Check one namespace entry of a reply (tide-nsdiag is ours, but a bad line must not crash the agent). */
+/** checkNsdiagNamespace's namespace alone. */
 export function parseNsdiagNamespace(v: unknown): NsdiagNamespace | null {
-  if (!isObj(v) || nat(v.inode) < 1) return null;
-  const inode = nat(v.inode);
-  if (v.state !== "ok") {
-    const state = v.state === "gone" ? "gone" : "error";
-    return { inode, state, error: (str(v.error) ?? "tide-nsdiag: unknown error").slice(0, 1000) };
-  }
-  const listeners: [string, number, number, number][] = [];
-  for (const l of Array.isArray(v.listeners) ? (v.listeners as unknown[]) : []) {
-    if (!Array.isArray(l) || typeof l[0] !== "string" || l[0] === "" || nat(l[1]) > 65535) continue;
-    listeners.push([l[0].slice(0, 64), nat(l[1]), nat(l[2]), nat(l[3])]);
-  }
-  const ports: [number, number][] = [];
-  for (const p of Array.isArray(v.ports) ? (v.ports as unknown[]) : []) {
-    if (Array.isArray(p) && nat(p[0]) <= 65535) ports.push([nat(p[0]), nat(p[1])]);
-  }
-  let established: [string, number, number][] | null = null;
-  if (Array.isArray(v.established)) {
-    established = [];
-    for (const e of v.established as unknown[]) {
-      if (!Array.isArray(e) || typeof e[0] !== "string" || e[0] === "" || e[0].length > 45) continue;
-      if (nat(e[1]) > 65535 || established.length >= ESTABLISHED_MAX_ENDPOINTS) continue;
-      established.push([e[0], nat(e[1]), nat(e[2])]);
-    }
-  }
-  let sysctls: Map<string, string> | null = null;
-  if (isObj(v.sysctls)) {
-    sysctls = new Map();
-    for (const [k, text] of Object.entries(v.sysctls)) if (typeof text === "string") sysctls.set(k, text);
-  }
+  return checkNsdiagNamespace(v).ns;
+}
+
+function fromWire(n: NsdiagNamespaceWire): NsdiagNamespace {
+  if (n.state !== "ok") return { inode: n.inode, state: n.state, error: n.error.slice(0, 1000) };
   return {
-    inode,
+    inode: n.inode,
     state: "ok",
-    listeners,
-    listenersTotal: nat(v.listeners_total),
-    ports,
-    established,
-    establishedTotal: typeof v.established_total === "number" ? nat(v.established_total) : null,
-    sysctls,
-    netstat: str(v.netstat),
-    snmp: str(v.snmp),
-    sockstat: str(v.sockstat),
+    listeners: n.listeners,
+    listenersTotal: n.listeners_total,
+    ports: n.ports,
+    established: n.established ?? null,
+    establishedTotal: n.established_total ?? null,
+    sysctls: n.sysctls === undefined ? null : new Map(Object.entries(n.sysctls)),
+    netstat: n.netstat ?? null,
+    snmp: n.snmp ?? null,
+    sockstat: n.sockstat ?? null,
   };
 }
 
@@ -114,6 +109,7 @@ export class NsdiagClient {
   private restartDelayMs = NSDIAG_RESTART_MIN_MS;
   private stopped = false;
   private stderrTail = "";
+  private refusedCount = 0;
   private readonly status: NsdiagState = { state: "not_started", pid: null, restarts: 0, lastError: null };
 
   constructor(
@@ -181,26 +177,53 @@ export class NsdiagClient {
     }
   }
 
+  /** Lines or reply entries that did not match the contract (skipped, logged at 1, 10, 100, ...). */
+  get refused(): number {
+    return this.refusedCount;
+  }
+
+  private refuse(what: string): void {
+    this.refusedCount++;
+    if (Number.isInteger(Math.log10(this.refusedCount)))
+      this.log(`tide-nsdiag: skipped ${what} (${this.refusedCount} so far)`);
+  }
+
   private onLine(line: string): void {
-    let parsed: unknown;
+    let json: unknown;
     try {
-      parsed = JSON.parse(line);
+      json = JSON.parse(line);
     } catch {
-      return; // not ours to understand; the request times out if its reply is lost
+      this.refuse(`a line that is not JSON: ${line.slice(0, 200)}`);
+      return; // the request times out if its reply is lost
     }
-    if (!isObj(parsed) || typeof parsed.id !== "number") return; // hello, or an error without id
-    const p = this.pending.get(parsed.id);
+    const parsed = NsdiagLine.safeParse(json);
+    if (!parsed.success) {
+      this.refuse(`a line that is not a reply: ${firstWireIssue(parsed.error)}`);
+      return;
+    }
+    const msg = parsed.data;
+    if ("type" in msg) return; // hello
+    if (msg.id === null) {
+      this.log(`tide-nsdiag: ${"error" in msg ? msg.error : "reply without id"}`);
+      return;
+    }
+    const p = this.pending.get(msg.id);
     if (p === undefined) return;
-    this.pending.delete(parsed.id);
+    this.pending.delete(msg.id);
     clearTimeout(p.timer);
-    if (typeof parsed.error === "string") {
-      p.reject(new Error(`tide-nsdiag: ${parsed.error}`));
+    if ("error" in msg) {
+      p.reject(new Error(`tide-nsdiag: ${msg.error}`));
       return;
     }
     this.restartDelayMs = NSDIAG_RESTART_MIN_MS; // it works again
     this.status.lastError = null;
-    const ns = Array.isArray(parsed.ns) ? parsed.ns : [];
-    p.resolve(ns.map(parseNsdiagNamespace).filter((n): n is NsdiagNamespace => n !== null));
+    const namespaces: NsdiagNamespace[] = [];
+    for (const entry of msg.ns) {
+      const { ns, problem } = checkNsdiagNamespace(entry);
+      if (problem !== null) this.refuse(`a reply entry (${problem})`);
+      if (ns !== null) namespaces.push(ns);
+    }
+    p.resolve(namespaces);
   }
 
   /** Sample these namespaces (tide-nsdiag closes any it holds that are not listed). */
@@ -221,7 +244,12 @@ export class NsdiagClient {
         this.onExit(child, `tide-nsdiag hung (no answer within ${timeoutMs} ms)`);
       }, timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
-      child.stdin.write(`${JSON.stringify({ id, sysctls, ns: targets })}\n`);
+      const request: NsdiagRequest = {
+        id,
+        sysctls,
+        ns: targets.map((t) => ({ inode: t.inode, path: t.path })),
+      };
+      child.stdin.write(`${JSON.stringify(request)}\n`);
     });
   }
 
