@@ -22,6 +22,7 @@ export class ProbeLoader {
   private child: ChildProcess | null = null;
   private stopped = false;
   private restartTimer: NodeJS.Timeout | null = null;
+  private refusedCount = 0;
 
   constructor(
     private readonly binary: string | null,
@@ -48,6 +49,17 @@ export class ProbeLoader {
     this.spawn(this.binary);
   }
 
+  /** Lines of tide-probes that did not match the contract (skipped, logged at 1, 10, 100, ...). */
+  get refused(): number {
+    return this.refusedCount;
+  }
+
+  private refuse(what: string): void {
+    this.refusedCount++;
+    if (Number.isInteger(Math.log10(this.refusedCount)))
+      this.log(`tide-probes: skipped ${what} (${this.refusedCount} so far)`);
+  }
+
   private spawn(binary: string): void {
     const args = ["--interval-ms", String(this.intervalMs)];
     if (this.pinDir !== null) args.push("--pin-dir", this.pinDir);
@@ -58,13 +70,15 @@ export class ProbeLoader {
     child.stdin?.on("error", () => undefined);
     const lines = createInterface({ input: child.stdout! });
     lines.on("line", (line) => {
+      let parsed: unknown;
       try {
-        const parsed: unknown = JSON.parse(line);
-        if (typeof parsed === "object" && parsed !== null)
-          this.state.handle(parsed as Record<string, unknown>);
+        parsed = JSON.parse(line);
       } catch {
-        // not JSON: ignore
+        this.refuse(`a line that is not JSON: ${line.slice(0, 200)}`);
+        return;
       }
+      const problem = this.state.handle(parsed);
+      if (problem !== null) this.refuse(`a line that is not a ProbesLine (${problem})`);
     });
     let stderrTail = "";
     child.stderr?.setEncoding("utf8");

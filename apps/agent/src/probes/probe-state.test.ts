@@ -103,6 +103,20 @@ describe("ProbeState", () => {
     expect(s.probeResults(new Set()).listenCapped).toEqual([]);
   });
 
+  it("refuses a line that is not a ProbesLine, and it changes nothing", () => {
+    const s = new ProbeState();
+    s.handle(HELLO);
+    s.handle(SAMPLE);
+    const before = s.probeResults();
+    expect(s.handle({ ...SAMPLE, netrx: [{ ...SAMPLE.netrx[0], max_us: -1 }] })).toMatch(/^netrx\.0\.max_us/);
+    expect(s.handle({ type: "hello", at: 1 })).not.toBeNull();
+    expect(s.handle({ type: "goodbye" })).not.toBeNull();
+    expect(s.handle("x")).not.toBeNull();
+    expect(s.probeResults()).toEqual(before);
+    expect(s.probes().every((p) => p.probe === "icmp_frag_needed" || p.state === "on")).toBe(true);
+    expect(s.handle(SAMPLE)).toBeNull();
+  });
+
   it("setOff clears results", () => {
     const s = new ProbeState();
     s.handle(HELLO);

@@ -1,10 +1,15 @@
 import {
+  firstWireIssue,
   LOG2_HISTOGRAM_BUCKETS,
   type ListenCappedSocket,
   type ProbeAvailability,
   type ProbeName,
   type ProbeOffReason,
   type ProbeResults,
+  type ProbesHello,
+  ProbesLine,
+  type ProbesListen,
+  type ProbesSample,
 } from "@tide/contracts";
 import { log2Bucket } from "@tide/diagnostics";
 import type { NetRxCpuRaw } from "../bpf/netrx-maps";
@@ -64,12 +69,7 @@ export function rebucket(hist: readonly number[], bucketLo: readonly number[]): 
   return out.slice(0, end);
 }
 
-type Json = Record<string, unknown>;
-const num = (v: unknown): number =>
-  typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.round(v) : 0;
-const arr = (v: unknown): Json[] =>
-  Array.isArray(v) ? (v.filter((x) => typeof x === "object" && x !== null) as Json[]) : [];
-const comm = (v: unknown): string => (typeof v === "string" && v !== "" ? v.slice(0, 15) : "?");
+const comm = (v: string): string => (v !== "" ? v.slice(0, 15) : "?");
 
 /**
  * The probes' state as the loader's JSON lines tell it: availability from `hello`, capped listeners
@@ -99,88 +99,84 @@ export class ProbeState {
     this.results = emptyProbeResults();
   }
 
-  /** Feed one parsed JSON line of the loader. */
-  handle(line: Json): void {
-    if (line.type === "hello") this.onHello(line);
-    else if (line.type === "listen") this.onListen(line);
-    else if (line.type === "sample") this.onSample(line);
+  /**
+   * Feed one parsed JSON line of the loader. Returns the problem when the line is not a ProbesLine
+   * (@tide/contracts; the line changes nothing), else null.
+   */
+  handle(line: unknown): string | null {
+    const r = ProbesLine.safeParse(line);
+    if (!r.success) return firstWireIssue(r.error);
+    const l = r.data;
+    if (l.type === "hello") this.onHello(l);
+    else if (l.type === "listen") this.onListen(l);
+    else this.onSample(l);
+    return null;
   }
 
-  private onHello(line: Json): void {
-    const startedAt = new Date(typeof line.at === "number" ? line.at : Date.now()).toISOString();
-    this.bucketLo = Array.isArray(line.bucket_lo_us) ? line.bucket_lo_us.map(num) : [];
-    const loader = (typeof line.probes === "object" && line.probes !== null ? line.probes : {}) as Record<
-      string,
-      Json
-    >;
+  private onHello(line: ProbesHello): void {
+    const startedAt = new Date(line.at).toISOString();
+    this.bucketLo = line.bucket_lo_us;
     this.availability = PROBE_NAMES.map((probe): ProbeAvailability => {
-      const parts = LOADER_PROBES[probe].map((name) => ({ name, state: loader[name] }));
+      const parts = LOADER_PROBES[probe].map((name) => ({ name, state: line.probes[name] }));
       const off = parts.find((p) => p.state?.on !== true);
       if (off === undefined) return { probe, state: "on", startedAt };
-      const why = typeof off.state?.reason === "string" ? off.state.reason : "not reported by the loader";
+      const why = off.state?.on === false ? off.state.reason : "not reported by the loader";
       return { probe, state: "off", reason: offReason(why), detail: `${off.name}: ${why}`.slice(0, 1000) };
     });
     this.results = emptyProbeResults();
     this.capped.clear();
     this.jsonNetRxMax.clear();
     this.pinError =
-      typeof line.pin_error === "string"
+      line.pin_error !== undefined
         ? line.pin_error
-        : typeof line.pin_dir === "string"
+        : line.pin_dir !== undefined
           ? null
           : "tide-probes said no pin_dir in its hello";
   }
 
-  private onListen(line: Json): void {
-    const netns = num(line.netns);
-    const port = num(line.port);
-    const pid = num(line.pid);
-    if (netns < 1 || pid < 1 || port > 65535 || (line.family !== "inet" && line.family !== "inet6")) return;
+  private onListen(line: ProbesListen): void {
+    const { netns, port, pid } = line;
+    if (netns < 1 || pid < 1 || (line.family !== "inet" && line.family !== "inet6")) return;
     const key = `${netns}:${port}`;
-    if (line.limited === true) {
+    if (line.limited) {
       this.capped.set(key, {
         netnsInode: netns,
         port,
         pid,
         comm: comm(line.comm),
-        requested: num(line.requested),
-        effective: num(line.effective),
+        requested: Math.max(0, line.requested),
+        effective: line.effective,
       });
     } else {
       this.capped.delete(key);
     }
   }
 
-  private onSample(line: Json): void {
+  private onSample(line: ProbesSample): void {
     const bucketLo = this.bucketLo;
     const r = emptyProbeResults();
-    for (const o of arr(line.listen_overflow)) {
-      if (num(o.netns) >= 1 && num(o.port) <= 65535)
-        r.listenOverflow.push({ netnsInode: num(o.netns), port: num(o.port), drops: num(o.drops) });
+    for (const o of line.listen_overflow ?? []) {
+      if (o.netns >= 1) r.listenOverflow.push({ netnsInode: o.netns, port: o.port, drops: o.drops });
     }
-    for (const c of arr(line.connect)) {
-      if (num(c.netns) < 1 || num(c.pid) < 1) continue;
+    for (const c of line.connect ?? []) {
+      if (c.netns < 1 || c.pid < 1) continue;
       r.connectLatency.push({
-        netnsInode: num(c.netns),
-        pid: num(c.pid),
+        netnsInode: c.netns,
+        pid: c.pid,
         comm: comm(c.comm),
-        latencyUs: rebucket(Array.isArray(c.hist) ? c.hist.map(num) : [], bucketLo),
-        eaddrnotavail: num(c.eaddrnotavail),
-        evenPorts: num(c.sport_even),
-        oddPorts: num(c.sport_odd),
+        latencyUs: rebucket(c.hist, bucketLo),
+        eaddrnotavail: c.eaddrnotavail,
+        evenPorts: c.sport_even,
+        oddPorts: c.sport_odd,
       });
     }
     this.jsonNetRxMax.clear();
-    for (const n of arr(line.netrx)) {
-      this.jsonNetRxMax.set(num(n.cpu), num(n.max_us));
-      r.netRxSoftirq.push({
-        cpu: num(n.cpu),
-        durationUs: rebucket(Array.isArray(n.hist) ? n.hist.map(num) : [], bucketLo),
-        intervalMaxUs: num(n.max_us),
-      });
+    for (const n of line.netrx ?? []) {
+      this.jsonNetRxMax.set(n.cpu, n.max_us);
+      r.netRxSoftirq.push({ cpu: n.cpu, durationUs: rebucket(n.hist, bucketLo), intervalMaxUs: n.max_us });
     }
-    for (const i of arr(line.icmp_frag_needed)) {
-      if (num(i.netns) >= 1) r.icmpFragNeeded.push({ netnsInode: num(i.netns), sent: num(i.sent) });
+    for (const i of line.icmp_frag_needed ?? []) {
+      if (i.netns >= 1) r.icmpFragNeeded.push({ netnsInode: i.netns, sent: i.sent });
     }
     this.results = r;
   }
