@@ -23,6 +23,8 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_log.h>
+#include <rte_thread.h>
+#include <rte_version.h>
 
 #include "config.h"
 #include "control.h"
@@ -106,6 +108,43 @@ static int parse_args(int argc, char **argv, const char **config, const char **c
 	return 0;
 }
 
+/*
+ * The control thread, on the control cores rather than a data-plane lcore. DPDK 23.11 replaced
+ * rte_ctrl_thread_create (pthread-based, removed in 24.11, which Debian 13 ships) with
+ * rte_thread_create_control; Debian 12 ships 22.11, which has only the former.
+ */
+#if RTE_VERSION >= RTE_VERSION_NUM(23, 11, 0, 0)
+typedef rte_thread_t control_thread_t;
+
+static uint32_t control_thread_entry(void *arg)
+{
+	control_thread(arg);
+	return 0;
+}
+
+static int control_thread_start(control_thread_t *tid)
+{
+	return rte_thread_create_control(tid, "tide-control", control_thread_entry, NULL);
+}
+
+static void control_thread_join(control_thread_t tid)
+{
+	rte_thread_join(tid, NULL);
+}
+#else
+typedef pthread_t control_thread_t;
+
+static int control_thread_start(control_thread_t *tid)
+{
+	return rte_ctrl_thread_create(tid, "tide-control", NULL, control_thread, NULL);
+}
+
+static void control_thread_join(control_thread_t tid)
+{
+	pthread_join(tid, NULL);
+}
+#endif
+
 /* The table named by the config: absent is fine (load it later), unusable is logged. */
 static int load_initial_table(const char *path, int required)
 {
@@ -126,7 +165,7 @@ int main(int argc, char **argv)
 	const char *config_path = NULL, *control_path = NULL, *table_path = NULL;
 	unsigned int lcores[RTE_MAX_LCORE], n = 0, lcore;
 	bool control_on_thread;
-	pthread_t control_tid;
+	control_thread_t control_tid;
 	char err[512];
 	int rc, ret;
 
@@ -198,14 +237,15 @@ int main(int argc, char **argv)
 		goto fail_ports;
 
 	if (control_on_thread) {
-		rc = rte_ctrl_thread_create(&control_tid, "tide-control", NULL, control_thread,
-					    NULL);
+		rc = control_thread_start(&control_tid);
 		if (rc) {
-			RTE_LOG(ERR, TIDE, "cannot start the control thread: %s\n", strerror(rc));
+			/* 22.11 returns a negative errno, 23.11+ a positive one. */
+			RTE_LOG(ERR, TIDE, "cannot start the control thread: %s\n",
+				strerror(rc < 0 ? -rc : rc));
 			goto fail_control;
 		}
 		worker_main(&worker_lcores[0]);
-		pthread_join(control_tid, NULL);
+		control_thread_join(control_tid);
 	} else {
 		for (unsigned int i = 0; i < n; i++)
 			rte_eal_remote_launch(worker_main, &worker_lcores[i],
