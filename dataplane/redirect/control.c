@@ -14,9 +14,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "redirect_maps.h"
 #include "tide_control.h"
 
-static struct redirect_state *control_st;
 static struct tide_control_server control_server;
 
 /* ---- replies ---- */
@@ -44,9 +44,8 @@ static json_t *control_addrs_json(const struct tide_redirect_config *cfg)
 	return a;
 }
 
-static json_t *control_status(json_t *id)
+static json_t *control_status(const struct redirect_state *st, json_t *id)
 {
-	const struct redirect_state *st = control_st;
 	struct timespec now;
 	char started[48];
 
@@ -63,11 +62,11 @@ static json_t *control_status(json_t *id)
 			      (int)st->cfg.port, "local_addresses", control_addrs_json(&st->cfg)));
 }
 
-static json_t *control_stats(json_t *id)
+static json_t *control_stats(const struct redirect_state *st, json_t *id)
 {
 	__u64 v[TR_COUNTER_COUNT];
 	json_t *counters;
-	int rc = redirect_counters_read(control_st, v);
+	int rc = redirect_counters_read(st, v);
 
 	if (rc)
 		return tide_control_err(id, "internal", NULL, "cannot read the stats map: %s",
@@ -79,19 +78,19 @@ static json_t *control_stats(json_t *id)
 	return tide_control_ok(id, json_pack("{s:o}", "counters", counters));
 }
 
-static json_t *control_config_json(void)
+static json_t *control_config_json(const struct redirect_state *st)
 {
-	return json_pack("{s:i,s:o}", "port", (int)control_st->cfg.port, "local_addresses",
-			 control_addrs_json(&control_st->cfg));
+	return json_pack("{s:i,s:o}", "port", (int)st->cfg.port, "local_addresses",
+			 control_addrs_json(&st->cfg));
 }
 
 /* `config`: optional local_addresses and port; every field is checked before anything changes. */
-static json_t *control_config(json_t *id, json_t *req)
+static json_t *control_config(struct redirect_state *st, json_t *id, json_t *req)
 {
 	static const char *const allowed[] = {"local_addresses", "port", NULL};
 	json_t *r, *addrs = json_object_get(req, "local_addresses");
 	json_t *port = json_object_get(req, "port");
-	struct tide_redirect_config cfg = control_st->cfg;
+	struct tide_redirect_config cfg = st->cfg;
 	int rc;
 
 	r = tide_control_check_keys(id, "config", req, allowed);
@@ -132,33 +131,35 @@ static json_t *control_config(json_t *id, json_t *req)
 		}
 		cfg.num_local = (__u32)json_array_size(addrs);
 	}
-	rc = redirect_config_apply(control_st, &cfg);
+	rc = redirect_config_apply(st, &cfg);
 	if (rc)
 		return tide_control_err(id, "internal", NULL, "cannot update the config map: %s",
 					strerror(-rc));
-	return tide_control_ok(id, control_config_json());
+	return tide_control_ok(id, control_config_json(st));
 }
 
-/* tide-redirect's commands; NULL for anything else (the server answers unknown_command). */
+/*
+ * tide-redirect's commands; NULL for anything else (the server answers unknown_command). `ctx` is
+ * the daemon's struct redirect_state, given to tide_control_open().
+ */
 static json_t *control_dispatch(void *ctx, json_t *id, const char *cmd, json_t *req)
 {
 	static const char *const none[] = {NULL};
+	struct redirect_state *st = ctx;
 
-	(void)ctx;
 	if (strcmp(cmd, "status") == 0)
-		return tide_control_check_keys(id, cmd, req, none) ?: control_status(id);
+		return tide_control_check_keys(id, cmd, req, none) ?: control_status(st, id);
 	if (strcmp(cmd, "stats") == 0)
-		return tide_control_check_keys(id, cmd, req, none) ?: control_stats(id);
+		return tide_control_check_keys(id, cmd, req, none) ?: control_stats(st, id);
 	if (strcmp(cmd, "config") == 0)
-		return control_config(id, req);
+		return control_config(st, id, req);
 	return NULL;
 }
 
 int control_open(struct redirect_state *st, const char *path)
 {
-	control_st = st;
 	return tide_control_open(&control_server, path, "tide-redirect", "status, stats, config",
-				 control_dispatch, NULL);
+				 control_dispatch, st);
 }
 
 int control_poll(int timeout_ms)

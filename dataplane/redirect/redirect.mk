@@ -9,8 +9,10 @@
 BPFTOOL        ?= bpftool
 VMLINUX_BTF    ?= /sys/kernel/btf/vmlinux
 REDIRECT_BPF_H := $(wildcard redirect/tide_redirect_*.h)
-REDIRECT_SRC   := redirect/tide_redirect.c redirect/control.c control/tide_control.c
-REDIRECT_HDR   := redirect/tide_redirect.h redirect/control.h control/tide_control.h $(REDIRECT_BPF_H)
+REDIRECT_SRC   := redirect/tide_redirect.c redirect/redirect_maps.c redirect/control.c \
+                  control/tide_control.c
+REDIRECT_HDR   := redirect/tide_redirect.h redirect/redirect_maps.h redirect/control.h \
+                  control/tide_control.h $(REDIRECT_BPF_H)
 REDIRECT_CFLAGS := $(CFLAGS_BASE) -Iredirect -I$(BUILD) -DTIDE_VERSION='"$(VERSION)"'
 REDIRECT_LIBS  := -lbpf -lelf -lz
 

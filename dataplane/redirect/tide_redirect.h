@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tide-redirect daemon: state shared by the lifecycle (tide_redirect.c) and the control socket
- * (control.c). One process serves one interface in one network namespace.
+ * tide-redirect daemon: state shared by the lifecycle (tide_redirect.c), the map accessors
+ * (redirect_maps.c) and the control socket (control.c, which gets it as its server context). One
+ * process serves one interface in one network namespace.
  */
 #ifndef TIDE_REDIRECT_H
 #define TIDE_REDIRECT_H
@@ -31,14 +32,5 @@ struct redirect_state {
 	struct tide_redirect_config cfg; /* what the config map holds */
 	struct timespec started_real, started_mono;
 };
-
-/* JSON names of the counters, by enum tide_redirect_counter. */
-extern const char *const redirect_counter_names[TR_COUNTER_COUNT];
-
-/* Writes `cfg` to the config map and keeps it as the config in force. Returns 0 or -errno. */
-int redirect_config_apply(struct redirect_state *st, const struct tide_redirect_config *cfg);
-
-/* Reads the stats map summed over the possible CPUs. Returns 0 or -errno. */
-int redirect_counters_read(const struct redirect_state *st, __u64 out[TR_COUNTER_COUNT]);
 
 #endif /* TIDE_REDIRECT_H */
