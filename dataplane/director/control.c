@@ -478,7 +478,7 @@ static json_t *control_dispatch(void *ctx, json_t *id, const char *cmd, json_t *
 	return NULL;
 }
 
-int control_open(const struct director_config *cfg)
+int director_control_open(const struct director_config *cfg)
 {
 	int rc;
 
@@ -493,7 +493,7 @@ int control_open(const struct director_config *cfg)
 	return rc;
 }
 
-int control_run(void)
+int director_control_run(void)
 {
 	int rc;
 
@@ -507,14 +507,14 @@ int control_run(void)
 	return 0;
 }
 
-void *control_thread(void *arg)
+void *director_control_thread(void *arg)
 {
 	(void)arg;
-	control_run();
+	director_control_run();
 	return NULL;
 }
 
-void control_close(void)
+void director_control_close(void)
 {
 	tide_control_close(&control_server);
 }

@@ -14,15 +14,15 @@
 #define CONTROL_POLL_MS 100
 
 /* Creates the socket (unlinks a stale one, binds, chmod 0660, listens). Returns 0 or -errno. */
-int control_open(const struct director_config *cfg);
+int director_control_open(const struct director_config *cfg);
 
 /* Serves clients until worker_quit is set. Returns 0 or -errno. */
-int control_run(void);
+int director_control_run(void);
 
-/* pthread entry point wrapping control_run(). */
-void *control_thread(void *arg);
+/* pthread entry point wrapping director_control_run(). */
+void *director_control_thread(void *arg);
 
 /* Closes every connection and removes the socket file. */
-void control_close(void);
+void director_control_close(void);
 
 #endif /* TIDE_DIRECTOR_CONTROL_H */

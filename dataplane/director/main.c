@@ -118,7 +118,7 @@ typedef rte_thread_t control_thread_t;
 
 static uint32_t control_thread_entry(void *arg)
 {
-	control_thread(arg);
+	director_control_thread(arg);
 	return 0;
 }
 
@@ -136,7 +136,7 @@ typedef pthread_t control_thread_t;
 
 static int control_thread_start(control_thread_t *tid)
 {
-	return rte_ctrl_thread_create(tid, "tide-control", NULL, control_thread, NULL);
+	return rte_ctrl_thread_create(tid, "tide-control", NULL, director_control_thread, NULL);
 }
 
 static void control_thread_join(control_thread_t tid)
@@ -232,7 +232,7 @@ int main(int argc, char **argv)
 	rc = load_initial_table(cfg.table_file, table_path != NULL);
 	if (rc)
 		goto fail_ports;
-	rc = control_open(&cfg);
+	rc = director_control_open(&cfg);
 	if (rc)
 		goto fail_ports;
 
@@ -250,11 +250,11 @@ int main(int argc, char **argv)
 		for (unsigned int i = 0; i < n; i++)
 			rte_eal_remote_launch(worker_main, &worker_lcores[i],
 					      worker_lcores[i].lcore_id);
-		control_run();
+		director_control_run();
 		rte_eal_mp_wait_lcore();
 	}
 	RTE_LOG(INFO, TIDE, "stopping\n");
-	control_close();
+	director_control_close();
 	port_close_all();
 	table_free();
 	worker_free();
@@ -262,7 +262,7 @@ int main(int argc, char **argv)
 	return 0;
 
 fail_control:
-	control_close();
+	director_control_close();
 fail_ports:
 	port_close_all();
 	table_free();

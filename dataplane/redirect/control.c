@@ -156,18 +156,18 @@ static json_t *control_dispatch(void *ctx, json_t *id, const char *cmd, json_t *
 	return NULL;
 }
 
-int control_open(struct redirect_state *st, const char *path)
+int redirect_control_open(struct redirect_state *st, const char *path)
 {
 	return tide_control_open(&control_server, path, "tide-redirect", "status, stats, config",
 				 control_dispatch, st);
 }
 
-int control_poll(int timeout_ms)
+int redirect_control_poll(int timeout_ms)
 {
 	return tide_control_poll(&control_server, timeout_ms);
 }
 
-void control_close(void)
+void redirect_control_close(void)
 {
 	tide_control_close(&control_server);
 }

@@ -13,12 +13,12 @@
 /* Framing, limits and malformed-line replies: ../control/tide_control.h (shared with the director). */
 
 /* Creates the socket at `path` (unlinks a stale one, binds, chmod 0660, listens). 0 or -errno. */
-int control_open(struct redirect_state *st, const char *path);
+int redirect_control_open(struct redirect_state *st, const char *path);
 
 /* Waits up to `timeout_ms` for socket events and serves them. Returns 0 or -errno. */
-int control_poll(int timeout_ms);
+int redirect_control_poll(int timeout_ms);
 
 /* Closes every connection and removes the socket file. */
-void control_close(void);
+void redirect_control_close(void);
 
 #endif /* TIDE_REDIRECT_CONTROL_H */

@@ -343,7 +343,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	rc = control_open(&st, args.socket_path);
+	rc = redirect_control_open(&st, args.socket_path);
 	if (rc) {
 		redirect_log("cannot listen on %s: %s", args.socket_path, strerror(-rc));
 		goto out;
@@ -356,7 +356,7 @@ int main(int argc, char **argv)
 		     args.socket_path);
 
 	while (!redirect_stop) {
-		rc = control_poll(REDIRECT_POLL_MS);
+		rc = redirect_control_poll(REDIRECT_POLL_MS);
 		if (rc) {
 			redirect_log("control socket failed: %s", strerror(-rc));
 			break;
@@ -366,7 +366,7 @@ int main(int argc, char **argv)
 out:
 	/* One cleanup path: undo what was done, in reverse. */
 	if (control_up)
-		control_close();
+		redirect_control_close();
 	if (pin_path[0])
 		bpf_map__unpin(st.skel->maps.tide_redirect_stats, pin_path);
 	if (bpffs_mounted)
