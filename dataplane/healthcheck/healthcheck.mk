@@ -12,12 +12,12 @@ HEALTHCHECK_SRC    := $(wildcard healthcheck/*.c)
 HEALTHCHECK_H      := $(wildcard healthcheck/*.h)
 HEALTHCHECK_CFLAGS := $(CFLAGS_BASE) -Ihealthcheck -DTIDE_VERSION='"$(VERSION)"'
 
-$(BUILD)/tide-healthcheck: $(HEALTHCHECK_SRC) $(HEALTHCHECK_H) $(COMMON_H) | $(BUILD)
-	$(CC) $(HEALTHCHECK_CFLAGS) -pthread -o $@ $(HEALTHCHECK_SRC) -ljansson
+$(BUILD)/tide-healthcheck: $(HEALTHCHECK_SRC) $(HEALTHCHECK_H) $(COMMON_H) $(DAEMON_SRC) | $(BUILD)
+	$(CC) $(HEALTHCHECK_CFLAGS) -pthread -o $@ $(HEALTHCHECK_SRC) $(DAEMON_SRC) -ljansson
 
-$(BUILD)/tide-healthcheck-asan: $(HEALTHCHECK_SRC) $(HEALTHCHECK_H) $(COMMON_H) | $(BUILD)
+$(BUILD)/tide-healthcheck-asan: $(HEALTHCHECK_SRC) $(HEALTHCHECK_H) $(COMMON_H) $(DAEMON_SRC) | $(BUILD)
 	$(CLANG) $(HEALTHCHECK_CFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
-		-fno-sanitize-recover=all -pthread -o $@ $(HEALTHCHECK_SRC) -ljansson
+		-fno-sanitize-recover=all -pthread -o $@ $(HEALTHCHECK_SRC) $(DAEMON_SRC) -ljansson
 
 # The test also needs tide-redirect (GUE decapsulation on the proxy side).
 .PHONY: test-healthcheck

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tide_daemon.h"
 #include "tide_healthcheck.h"
 
 /* The release version, from the root package.json: dataplane/Makefile passes it. */
@@ -39,8 +40,6 @@
 
 /* Stack of a check thread: the largest frame is http's (~1.5 KiB of buffers); ASan needs more. */
 #define HC_THREAD_STACK (256 * 1024)
-/* Longest --netns name (a file in /run/netns). */
-#define HC_NETNS_NAME_MAX 255
 
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t run_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -179,27 +178,14 @@ static void handle_line(const char *line, size_t len, bool too_long, const pthre
 /* Enters /run/netns/<name> for good, before any socket or thread exists. */
 static int enter_netns(const char *name)
 {
-	char path[sizeof("/run/netns/") + HC_NETNS_NAME_MAX];
-	int fd;
+	int rc = tide_netns_enter(name);
 
-	if (name[0] == '\0' || strlen(name) > HC_NETNS_NAME_MAX || strchr(name, '/') != NULL ||
-	    strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+	if (rc == -EINVAL)
 		fprintf(stderr, "tide-healthcheck: --netns: not a namespace name: %s\n", name);
-		return -1;
-	}
-	snprintf(path, sizeof(path), "/run/netns/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "tide-healthcheck: open %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	if (setns(fd, CLONE_NEWNET) < 0) {
-		fprintf(stderr, "tide-healthcheck: setns %s: %s\n", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	return 0;
+	else if (rc < 0)
+		fprintf(stderr, "tide-healthcheck: cannot enter %s/%s: %s\n", TIDE_NETNS_DIR, name,
+			strerror(-rc));
+	return rc < 0 ? -1 : 0;
 }
 
 static void usage(FILE *to)

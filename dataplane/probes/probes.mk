@@ -19,8 +19,9 @@ $(BUILD)/tide_probes.bpf.o: probes/tide_probes.bpf.c $(PROBES_BPF_H) $(BUILD)/vm
 $(BUILD)/tide_probes.skel.h: $(BUILD)/tide_probes.bpf.o
 	$(BPFTOOL) gen skeleton $< name tide_probes_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/tide-probes: probes/tide_probes.c $(PROBES_BPF_H) $(BUILD)/tide_probes.skel.h
-	$(CC) $(PROBES_CFLAGS) -o $@ probes/tide_probes.c -lbpf -lelf -lz -ljansson
+$(BUILD)/tide-probes: probes/tide_probes.c $(DAEMON_SRC) $(DAEMON_H) $(PROBES_BPF_H) \
+                      $(BUILD)/tide_probes.skel.h
+	$(CC) $(PROBES_CFLAGS) -o $@ probes/tide_probes.c $(DAEMON_SRC) -lbpf -lelf -lz -ljansson
 
 .PHONY: test-probes
 test-probes: $(BUILD)/tide-probes

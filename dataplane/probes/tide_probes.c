@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
-#include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -31,10 +30,10 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "tide_daemon.h"
 #include "tide_probes.skel.h"
 #include "tide_probes_structs.h"
 
@@ -42,6 +41,8 @@
 #ifndef TIDE_VERSION
 #error "TIDE_VERSION is not set: build with make -C dataplane"
 #endif
+
+#define probes_log(...) tide_log("tide-probes", __VA_ARGS__)
 
 /* Sample period unless --interval-ms says otherwise, and its accepted range, milliseconds. */
 #define PROBES_INTERVAL_MS 1000
@@ -106,18 +107,6 @@ static void probes_on_signal(int sig)
 {
 	(void)sig;
 	probes_stop = 1;
-}
-
-static void probes_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void probes_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("tide-probes: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
 }
 
 /*
@@ -449,28 +438,6 @@ static void probes_attach(struct tide_probes_bpf *skel)
 			}
 		}
 	}
-}
-
-/*
- * Mounts bpffs on `dir` (created if missing) unless it is one already; says what it did so the
- * cleanup path undoes exactly that. Returns 0 or -errno.
- */
-static int probes_bpffs(const char *dir, bool *mounted, bool *made_dir)
-{
-	struct statfs sfs;
-
-	*mounted = false;
-	*made_dir = mkdir(dir, 0700) == 0;
-	if (!*made_dir && errno != EEXIST)
-		return -errno;
-	if (statfs(dir, &sfs) < 0)
-		return -errno;
-	if (sfs.f_type == BPF_FS_MAGIC)
-		return 0;
-	if (mount("bpf", dir, "bpf", 0, "mode=0700") < 0)
-		return -errno;
-	*mounted = true;
-	return 0;
 }
 
 /* Pins the aggregate maps; `pinned[i]` records what to unpin. Returns 0 or -errno. */
@@ -866,7 +833,7 @@ int main(int argc, char **argv)
 	}
 
 	if (args.pin_dir && skel) {
-		rc = probes_bpffs(args.pin_dir, &bpffs_mounted, &pin_dir_made);
+		rc = tide_bpffs_mount(args.pin_dir, &bpffs_mounted, &pin_dir_made);
 		if (rc == 0)
 			rc = probes_pin(skel, args.pin_dir, pinned);
 		if (rc)

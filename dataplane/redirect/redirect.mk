@@ -10,9 +10,9 @@ BPFTOOL        ?= bpftool
 VMLINUX_BTF    ?= /sys/kernel/btf/vmlinux
 REDIRECT_BPF_H := $(wildcard redirect/tide_redirect_*.h)
 REDIRECT_SRC   := redirect/tide_redirect.c redirect/redirect_maps.c redirect/control.c \
-                  control/tide_control.c
+                  control/tide_control.c $(DAEMON_SRC)
 REDIRECT_HDR   := redirect/tide_redirect.h redirect/redirect_maps.h redirect/control.h \
-                  control/tide_control.h $(REDIRECT_BPF_H)
+                  control/tide_control.h $(DAEMON_H) $(REDIRECT_BPF_H)
 REDIRECT_CFLAGS := $(CFLAGS_BASE) -Iredirect -I$(BUILD) -DTIDE_VERSION='"$(VERSION)"'
 REDIRECT_LIBS  := -lbpf -lelf -lz
 
@@ -30,8 +30,10 @@ $(BUILD)/tide_redirect.skel.h: $(BUILD)/tide_redirect.bpf.o
 $(BUILD)/tide-redirect: $(REDIRECT_SRC) $(REDIRECT_HDR) $(BUILD)/tide_redirect.skel.h
 	$(CC) $(REDIRECT_CFLAGS) -o $@ $(REDIRECT_SRC) $(REDIRECT_LIBS) -ljansson
 
-$(BUILD)/redirect-test: tests/redirect/redirect_test.c $(REDIRECT_BPF_H) $(BUILD)/tide_redirect.skel.h
-	$(CC) $(REDIRECT_CFLAGS) -o $@ tests/redirect/redirect_test.c $(REDIRECT_LIBS) -ljansson
+$(BUILD)/redirect-test: tests/redirect/redirect_test.c $(DAEMON_SRC) $(DAEMON_H) $(REDIRECT_BPF_H) \
+                        $(BUILD)/tide_redirect.skel.h
+	$(CC) $(REDIRECT_CFLAGS) -o $@ tests/redirect/redirect_test.c $(DAEMON_SRC) $(REDIRECT_LIBS) \
+		-ljansson
 
 .PHONY: test-redirect
 test-redirect: $(BUILD)/redirect-test $(BUILD)/tide-redirect

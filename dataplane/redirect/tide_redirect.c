@@ -15,11 +15,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <ifaddrs.h>
-#include <linux/magic.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,12 +24,14 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "control.h"
 #include "redirect_maps.h"
+#include "tide_daemon.h"
 #include "tide_redirect.skel.h"
+
+#define redirect_log(...) tide_log("tide-redirect", __VA_ARGS__)
 
 /* How often the main loop looks at the stop flag, milliseconds. */
 #define REDIRECT_POLL_MS 200
@@ -53,18 +52,6 @@ static void redirect_on_signal(int sig)
 {
 	(void)sig;
 	redirect_stop = 1;
-}
-
-static void redirect_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void redirect_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("tide-redirect: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
 }
 
 /* libbpf's own messages: warnings and errors only (debug output is for bpftool users). */
@@ -156,22 +143,6 @@ static int redirect_parse_args(int argc, char **argv, struct redirect_args *a)
 	return 0;
 }
 
-/* Joins /var/run/netns/NAME, as `ip netns exec` does. Returns 0 or -errno. */
-static int redirect_enter_netns(const char *name)
-{
-	char path[64 + REDIRECT_NETNS_MAX];
-	int fd, rc = 0;
-
-	snprintf(path, sizeof(path), "/var/run/netns/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (setns(fd, CLONE_NEWNET) < 0)
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
 /* The interface's IPv4 addresses, when no --local was given. Returns 0 or -errno. */
 static int redirect_iface_addrs(const char *iface, struct tide_redirect_config *cfg)
 {
@@ -219,28 +190,6 @@ static int redirect_check_free(struct bpf_tc_hook *hook)
 	return -EBUSY;
 }
 
-/*
- * Mounts bpffs on `dir` (created if missing) unless it is one already; says what it did so the
- * cleanup path undoes exactly that. Returns 0 or -errno.
- */
-static int redirect_bpffs(const char *dir, bool *mounted, bool *made_dir)
-{
-	struct statfs sfs;
-
-	*mounted = false;
-	*made_dir = mkdir(dir, 0700) == 0;
-	if (!*made_dir && errno != EEXIST)
-		return -errno;
-	if (statfs(dir, &sfs) < 0)
-		return -errno;
-	if (sfs.f_type == BPF_FS_MAGIC)
-		return 0;
-	if (mount("bpf", dir, "bpf", 0, "mode=0700") < 0)
-		return -errno;
-	*mounted = true;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_INGRESS);
@@ -263,7 +212,7 @@ int main(int argc, char **argv)
 	snprintf(st.iface, sizeof(st.iface), "%s", args.iface);
 
 	if (args.netns) {
-		rc = redirect_enter_netns(args.netns);
+		rc = tide_netns_enter(args.netns);
 		if (rc) {
 			redirect_log("cannot enter netns %s: %s", args.netns, strerror(-rc));
 			return 1;
@@ -328,7 +277,7 @@ int main(int argc, char **argv)
 	st.prog_id = tc.prog_id;
 
 	if (args.pin_dir) {
-		rc = redirect_bpffs(args.pin_dir, &bpffs_mounted, &pin_dir_made);
+		rc = tide_bpffs_mount(args.pin_dir, &bpffs_mounted, &pin_dir_made);
 		if (rc) {
 			redirect_log("cannot mount bpffs on %s: %s", args.pin_dir, strerror(-rc));
 			goto out;

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tide_daemon.h"
 #include "tide_redirect.skel.h"
 #include "tide_redirect_structs.h"
 
@@ -869,21 +870,6 @@ struct e2e {
 	pid_t daemon;
 };
 
-static int enter_ns(const char *name)
-{
-	char path[64];
-	int fd, rc = 0;
-
-	snprintf(path, sizeof(path), "/var/run/netns/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (setns(fd, CLONE_NEWNET) < 0)
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
 /* One request to the daemon's control socket; returns the parsed reply or NULL. */
 static json_t *control_call(const char *path, const char *line)
 {
@@ -985,7 +971,7 @@ static void e2e_handshake(struct e2e *e, int v6)
 	char msg[8] = "";
 	bool ok = false;
 
-	enter_ns(e->ns_b);
+	tide_netns_enter(e->ns_b);
 	h.listener = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (v6)
 		inet_pton(AF_INET6, VIP6, &d6.sin6_addr);
@@ -996,7 +982,7 @@ static void e2e_handshake(struct e2e *e, int v6)
 		 v6 ? sizeof(d6) : sizeof(d4)) < 0 ||
 	    listen(h.listener, 4) < 0)
 		goto out;
-	enter_ns(e->ns_a);
+	tide_netns_enter(e->ns_a);
 	h.client = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (h.client < 0)
 		goto out;
@@ -1080,7 +1066,7 @@ static void e2e(const char *daemon)
 		goto out;
 
 	/* Client side: a TUN device carries the client's packets to the GUE wrapper. */
-	enter_ns(e.ns_a);
+	tide_netns_enter(e.ns_a);
 	e.tun = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	memset(&ifr, 0, sizeof(ifr));
 	ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
