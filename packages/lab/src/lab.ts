@@ -1,56 +1,45 @@
 /**
- * The Lab handle scenarios drive the "glb" lab with: its directors (start, stop, ECMP, tables),
- * proxies (tide-redirect, test servers, sysctls), links, the console fleet and the agents. Bringing
- * a lab up and down is lab-lifecycle.ts; what status() reports is lab-status.ts.
+ * The Lab handle scenarios drive the "glb" lab with: commands and sysctls in its namespaces, links,
+ * the forwarding table, the console fleet and the agents, background load. Its directors are
+ * lab-directors.ts and its proxies lab-proxies.ts (Lab hands their methods out); bringing a lab up
+ * and down is lab-lifecycle.ts; what status() reports and how is lab-status.ts.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type DirectorCounters } from "@tide/contracts";
 import { type ProxyState } from "@tide/forwarding";
 import { ClientDriver, CLIENT_DRIVER_SCRIPT } from "./client-driver";
-import { waitForSocket } from "./control-socket";
-import { DirectorControl } from "./director-control";
+import { type DirectorControl } from "./director-control";
 import { ConsoleClient } from "./console/console-client";
 import { labHosts, type LabHost } from "./console/fleet.plan";
 import { type RegisteredFleet } from "./console/fleet-registration";
 import { issueHostToken, labAgentConfig, labAgentFiles } from "./console/lab-agents";
 import { type ConsoleTarget, type LabEnvironment } from "./env";
-import { LabError, isLabError } from "./errors";
-import {
-  directorLaunch,
-  redirectArgv,
-  testServerArgv,
-  writeFileAtomic,
-  writeStateFile,
-  type LabConsoleState,
-  type LabPaths,
-  type LabStateFile,
-} from "./lab-files";
-import { isAlive, logTail, spawnDetached, stopProcess, type LabProcessRecord } from "./lab-process";
+import { LabError } from "./errors";
+import { writeFileAtomic, type LabConsoleState, type LabPaths, type LabStateFile } from "./lab-files";
+import { isAlive, spawnDetached, stopProcess, type LabProcessRecord } from "./lab-process";
 import { buildLabTable, LAB_POOL, type ProxyHealth, type ProxyStates } from "./lab-table";
+import { runCommand, type CommandResult, type RunOptions } from "./host-command";
+import { type NetCounters } from "./net-counters";
+import { type RedirectControl } from "./redirect-control";
+import { linkNamed, proxyNode, type GlbTopology } from "./topology";
+import { noLog, removeLab } from "./lab-teardown";
+import { LabDirectors } from "./lab-directors";
+import { LabProxies } from "./lab-proxies";
+import { LabRuntime } from "./lab-runtime";
 import {
-  listNamespaces,
-  runCommand,
-  runInNamespace,
-  type CommandResult,
-  type RunOptions,
-} from "./host-command";
-import { parseNetCounters, type NetCounters } from "./net-counters";
-import { RedirectControl } from "./redirect-control";
-import { directorNode, linkNamed, namespaceOf, proxyNode, vipRouteArgv, type GlbTopology } from "./topology";
-import { DPDK_RUNTIME_DIR, noLog, removeLab } from "./lab-teardown";
-import type { ConsoleSyncStatus, DirectorStatusSummary, LabStatus, ProxyStatusSummary } from "./lab-status";
+  consoleSyncStatus,
+  labHealthy,
+  labStatus,
+  type ConsoleSyncStatus,
+  type LabStatus,
+} from "./lab-status";
 
-export const TEST_SERVER_SCRIPT = fileURLToPath(new URL("../assets/test-server.mjs", import.meta.url));
+export { DEFAULT_IDLE_SLEEP_US } from "./lab-directors";
+export { TEST_SERVER_SCRIPT } from "./lab-proxies";
 export const CLIENT_LOAD_SCRIPT = fileURLToPath(new URL("../assets/client-load.mjs", import.meta.url));
-/** Where EAL keeps a run's runtime directory (named after --file-prefix) when running as root. */
-/** Default sleep of an idle director loop, microseconds: two directors share the lab's 2 CPUs. */
-export const DEFAULT_IDLE_SLEEP_US = 100;
-const DIRECTOR_START_TIMEOUT_MS = 30_000;
-const REDIRECT_START_TIMEOUT_MS = 15_000;
-const SERVER_START_TIMEOUT_MS = 10_000;
 /**
  * Console mode: from the agents' start to every director serving the console's table, ms. Measured
  * here: 3-6 s (agent start ~1 s, hello, desired-state poll, download, load); the margin is for a
@@ -71,9 +60,10 @@ export class Lab {
   readonly topology: GlbTopology;
   readonly paths: LabPaths;
   private readonly env: LabEnvironment;
-  private state: LabStateFile;
-  private readonly directorClients = new Map<string, DirectorControl>();
-  private readonly redirectClients = new Map<string, RedirectControl>();
+  private readonly state: LabStateFile;
+  private readonly rt: LabRuntime;
+  private readonly directorParts: LabDirectors;
+  private readonly proxyParts: LabProxies;
   private readonly drivers = new Set<ClientDriver>();
   /** Console mode: where to register and the admin token (never saved); set by up() or useConsole. */
   private consoleTarget: ConsoleTarget | null = null;
@@ -85,6 +75,9 @@ export class Lab {
     this.paths = paths;
     this.env = env;
     this.state = state;
+    this.rt = new LabRuntime(topology, paths, env, state);
+    this.directorParts = new LabDirectors(this.rt);
+    this.proxyParts = new LabProxies(this.rt);
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -96,7 +89,7 @@ export class Lab {
 
   /** Director names (dir1, dir2, ...). */
   get directors(): string[] {
-    return this.topology.directors.map((d) => d.name);
+    return this.directorParts.names;
   }
 
   /** Proxy names (prx1, prx2, ...). */
@@ -106,7 +99,7 @@ export class Lab {
 
   /** What the directors call the lab's table: LAB_POOL, or the console's pool name in console mode. */
   get poolName(): string {
-    return this.state.console?.poolName ?? LAB_POOL;
+    return this.rt.poolName;
   }
 
   /** Whether tide-redirect runs on the proxies (GUE is decapsulated, connections work). */
@@ -129,7 +122,7 @@ export class Lab {
 
   /** Runs argv inside a node's namespace (client, router, dir1, prx2, or a full namespace name). */
   exec(node: string, argv: readonly string[], options: RunOptions = {}): Promise<CommandResult> {
-    return runInNamespace(namespaceOf(this.topology, node), argv, options);
+    return this.rt.exec(node, argv, options);
   }
 
   async setSysctl(node: string, key: string, value: string | number): Promise<void> {
@@ -160,8 +153,7 @@ export class Lab {
 
   /** /proc/net/snmp + /proc/net/netstat as seen inside a node's namespace. */
   async netCounters(node: string): Promise<NetCounters> {
-    const { stdout } = await this.exec(node, ["cat", "/proc/net/snmp", "/proc/net/netstat"]);
-    return parseNetCounters(stdout);
+    return this.rt.netCounters(node);
   }
 
   /**
@@ -236,204 +228,72 @@ export class Lab {
   }
 
   /** The content hash each running director reports for the lab's pool (null: none loaded). */
-  async tableHashes(): Promise<Record<string, string | null>> {
-    const out: Record<string, string | null> = {};
-    for (const name of this.runningDirectors()) {
-      const status = await this.directorControl(name).status();
-      out[name] = status.pools.find((p) => p.name === this.poolName)?.content_hash ?? null;
-    }
-    return out;
+  tableHashes(): Promise<Record<string, string | null>> {
+    return this.directorParts.tableHashes();
   }
 
   // ------------------------------------------------------------------------------------------------
-  // Directors
+  // Directors (lab-directors.ts)
 
   /** Directors whose process runs. */
   runningDirectors(): string[] {
-    return this.directors.filter((name) => {
-      const rec = this.process(name);
-      return rec !== undefined && isAlive(rec);
-    });
+    return this.directorParts.running();
   }
 
   /** Directors the router's VIP route points at. */
   get ecmp(): string[] {
-    return [...this.state.ecmp];
+    return this.directorParts.ecmp;
   }
 
   /** Puts a director into the router's ECMP route for the VIP, or takes it out. */
-  async setDirectorEcmp(name: string, inEcmp: boolean): Promise<string[]> {
-    directorNode(this.topology, name);
-    const next = this.directors.filter((d) => (d === name ? inEcmp : this.state.ecmp.includes(d)));
-    await runCommand(vipRouteArgv(this.topology, next));
-    this.state.ecmp = next;
-    this.save();
-    return [...next];
+  setDirectorEcmp(name: string, inEcmp: boolean): Promise<string[]> {
+    return this.directorParts.setEcmp(name, inEcmp);
   }
 
   /** Starts a director (if not running), waits for its socket, loads the current table. */
-  async startDirector(name: string, idleSleepUs?: number): Promise<void> {
-    const d = directorNode(this.topology, name);
-    const existing = this.process(name);
-    if (existing && isAlive(existing)) return;
-    if (existing) this.forget(name);
-    const idle =
-      idleSleepUs ?? (this.state.options.idleSleepUs as number | undefined) ?? DEFAULT_IDLE_SLEEP_US;
-    const launch = directorLaunch(this.topology, d, {
-      directorBin: this.env.directorBin,
-      directorLauncher: this.env.directorLauncher,
-      paths: this.paths,
-      idleSleepUs: idle,
-      runId: `${process.pid.toString(36)}${Date.now().toString(36)}`,
-      // Console mode: no table at start; the director's agent loads the console's.
-      tableFile: !this.state.console && existsSync(this.paths.tableFile) ? this.paths.tableFile : null,
-      poolName: this.state.console?.poolName,
-    });
-    writeFileAtomic(this.paths.directorConfig(name), `${JSON.stringify(launch.config, null, 2)}\n`);
-    const socket = this.paths.directorSocket(name);
-    rmSync(socket, { force: true });
-    this.state.dpdkPrefixes.push(launch.filePrefix);
-    const rec = this.record(
-      spawnDetached({
-        key: name,
-        kind: "director",
-        node: name,
-        argv: launch.argv,
-        log: this.paths.log(name),
-      }),
-    );
-    try {
-      await waitForSocket(socket, DIRECTOR_START_TIMEOUT_MS, () => isAlive(rec));
-    } catch (e) {
-      throw this.startFailure(rec, e);
-    }
-    this.directorClients.get(name)?.close();
-    this.directorClients.delete(name);
-    if (this.state.table) {
-      const result = await this.directorControl(name).loadTable(this.paths.tableFile, [LAB_POOL]);
-      const hash = result.pools.find((p) => p.name === LAB_POOL)?.content_hash;
-      if (hash !== this.state.table.hash) {
-        throw new LabError(
-          "hash_mismatch",
-          `${name} serves ${hash ?? "no table"}, expected ${this.state.table.hash}`,
-        );
-      }
-    }
+  startDirector(name: string, idleSleepUs?: number): Promise<void> {
+    return this.directorParts.start(name, idleSleepUs);
   }
 
   /**
    * Stops a director (SIGTERM; it removes its socket). The router still sends it its share of
    * flows unless setDirectorEcmp(name, false) took it out: that is the "director died" case.
    */
-  async stopDirector(name: string): Promise<void> {
-    directorNode(this.topology, name);
-    this.directorClients.get(name)?.close();
-    this.directorClients.delete(name);
-    const rec = this.process(name);
-    if (!rec) return;
-    await stopProcess(rec, 10_000);
-    this.forget(name);
-    const prefix = this.state.dpdkPrefixes.find((p) => p.startsWith(`${this.topology.prefix}-${name}-`));
-    if (prefix) {
-      rmSync(path.join(DPDK_RUNTIME_DIR, prefix), { recursive: true, force: true });
-      this.state.dpdkPrefixes = this.state.dpdkPrefixes.filter((p) => p !== prefix);
-      this.save();
-    }
+  stopDirector(name: string): Promise<void> {
+    return this.directorParts.stop(name);
   }
 
   /** Typed control client of a director (one connection, reused; contract-validated replies). */
   directorControl(name: string): DirectorControl {
-    directorNode(this.topology, name);
-    let c = this.directorClients.get(name);
-    if (!c) {
-      c = new DirectorControl(name, this.paths.directorSocket(name));
-      this.directorClients.set(name, c);
-    }
-    return c;
+    return this.directorParts.control(name);
   }
 
   /** Counters of every running director, summed (what reached the proxies in total). */
-  async directorTotals(): Promise<Record<string, DirectorCounters>> {
-    const out: Record<string, DirectorCounters> = {};
-    for (const name of this.runningDirectors()) out[name] = (await this.directorControl(name).stats()).totals;
-    return out;
+  directorTotals(): Promise<Record<string, DirectorCounters>> {
+    return this.directorParts.totals();
   }
 
   // ------------------------------------------------------------------------------------------------
-  // Proxies
+  // Proxies (lab-proxies.ts)
 
   /** Control client of a proxy's tide-redirect; not_running when the lab runs without it. */
   redirectControl(proxy: string): RedirectControl {
-    proxyNode(this.topology, proxy);
-    if (!this.state.redirect) {
-      throw new LabError(
-        "not_running",
-        "tide-redirect is not running in this lab (not built, or redirect: false)",
-      );
-    }
-    let c = this.redirectClients.get(proxy);
-    if (!c) {
-      c = new RedirectControl(proxy, this.paths.redirectSocket(proxy));
-      this.redirectClients.set(proxy, c);
-    }
-    return c;
+    return this.proxyParts.redirectControl(proxy);
   }
 
   /** @internal used by up(); starts tide-redirect on a proxy's veth and waits for its socket. */
-  async startRedirect(proxy: string): Promise<void> {
-    const p = proxyNode(this.topology, proxy);
-    const key = `${proxy}.redirect`;
-    const socket = this.paths.redirectSocket(proxy);
-    rmSync(socket, { force: true });
-    const rec = this.record(
-      spawnDetached({
-        key,
-        kind: "redirect",
-        node: proxy,
-        argv: redirectArgv(this.topology, p, this.env.redirectBin, this.paths),
-        log: this.paths.log(key),
-      }),
-    );
-    try {
-      await waitForSocket(socket, REDIRECT_START_TIMEOUT_MS, () => isAlive(rec));
-    } catch (e) {
-      throw this.startFailure(rec, e);
-    }
+  startRedirect(proxy: string): Promise<void> {
+    return this.proxyParts.startRedirect(proxy);
   }
 
   /** @internal used by up(); starts a proxy's test server and waits for its "ready" line. */
-  async startTestServer(proxy: string, backlog = 511): Promise<void> {
-    const p = proxyNode(this.topology, proxy);
-    const key = `${proxy}.server`;
-    const log = this.paths.log(key);
-    rmSync(log, { force: true });
-    const argv = testServerArgv(this.topology, p, {
-      nodeBin: this.env.nodeBin,
-      script: TEST_SERVER_SCRIPT,
-      backlog,
-    });
-    const rec = this.record(spawnDetached({ key, kind: "test-server", node: proxy, argv, log }));
-    const deadline = Date.now() + SERVER_START_TIMEOUT_MS;
-    for (;;) {
-      if (readLog(log).includes(`ready ${proxy}`)) return;
-      if (!isAlive(rec)) throw this.startFailure(rec, new LabError("process_exited", `${key} exited`));
-      if (Date.now() > deadline) throw this.startFailure(rec, new LabError("timeout", `${key} not ready`));
-      await sleep(25);
-    }
+  startTestServer(proxy: string, backlog = 511): Promise<void> {
+    return this.proxyParts.startTestServer(proxy, backlog);
   }
 
   /** Restarts a proxy's test server (after changing somaxconn; its connections are reset). */
-  async restartTestServer(proxy: string, backlog?: number): Promise<void> {
-    const key = `${proxy}.server`;
-    const rec = this.process(key);
-    if (rec) {
-      await stopProcess(rec);
-      this.forget(key);
-    }
-    await this.startTestServer(
-      proxy,
-      backlog ?? (this.state.options.serverBacklog as number | undefined) ?? 511,
-    );
+  restartTestServer(proxy: string, backlog?: number): Promise<void> {
+    return this.proxyParts.restartTestServer(proxy, backlog);
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -458,90 +318,16 @@ export class Lab {
   // Status and teardown
 
   /** Whether every namespace exists, every process runs and every running director answers. */
-  async healthy(): Promise<boolean> {
-    if (!this.state.ready) return false;
-    const existing = new Set(await listNamespaces());
-    if (!this.state.namespaces.every((n) => existing.has(n))) return false;
-    if (!this.state.processes.every((p) => isAlive(p))) return false;
-    try {
-      await this.tableHashes();
-      return true;
-    } catch {
-      return false;
-    }
+  healthy(): Promise<boolean> {
+    return labHealthy(this.rt, this.directorParts);
   }
 
-  async status(): Promise<LabStatus> {
-    const existing = new Set(await listNamespaces());
-    const table = this.state.table;
-    const directors: DirectorStatusSummary[] = [];
-    for (const name of this.directors) {
-      const rec = this.process(name);
-      const running = rec !== undefined && isAlive(rec);
-      const summary: DirectorStatusSummary = {
-        name,
-        running,
-        inEcmp: this.state.ecmp.includes(name),
-        tableHash: null,
-        generation: null,
-        counters: null,
-        error: null,
-      };
-      if (running) {
-        try {
-          const ctl = this.directorControl(name);
-          const status = await ctl.status();
-          summary.tableHash = status.pools.find((p) => p.name === this.poolName)?.content_hash ?? null;
-          summary.generation = status.table?.generation ?? null;
-          summary.counters = (await ctl.stats()).totals;
-        } catch (e) {
-          summary.error = (e as Error).message;
-        }
-      }
-      directors.push(summary);
-    }
-    const proxies: ProxyStatusSummary[] = [];
-    for (const p of this.topology.proxies) {
-      const server = this.process(`${p.name}.server`);
-      const redirect = this.process(`${p.name}.redirect`);
-      const summary: ProxyStatusSummary = {
-        name: p.name,
-        address: p.address,
-        state: table?.states[p.name] ?? null,
-        serverRunning: server !== undefined && isAlive(server),
-        redirectRunning: redirect !== undefined && isAlive(redirect),
-        redirectCounters: null,
-        udpNoPorts: null,
-        error: null,
-      };
-      try {
-        if (existing.has(p.namespace))
-          summary.udpNoPorts = (await this.netCounters(p.name)).Udp?.NoPorts ?? null;
-        if (summary.redirectRunning) summary.redirectCounters = await this.redirectControl(p.name).counters();
-      } catch (e) {
-        summary.error = (e as Error).message;
-      }
-      proxies.push(summary);
-    }
-    return {
-      topology: this.topology.name,
-      prefix: this.topology.prefix,
-      vip: this.topology.vip,
-      ready: this.state.ready,
-      redirect: this.state.redirect,
-      tableHash: table?.hash ?? null,
-      namespaces: this.state.namespaces.map((name) => ({ name, exists: existing.has(name) })),
-      processes: this.state.processes.map((p) => ({
-        key: p.key,
-        kind: p.kind,
-        pid: p.pid,
-        alive: isAlive(p),
-      })),
-      ecmp: [...this.state.ecmp],
-      directors,
-      proxies,
-      console: this.state.console ? await this.consoleSync() : null,
-    };
+  status(): Promise<LabStatus> {
+    return labStatus(this.rt, {
+      directors: this.directorParts,
+      proxies: this.proxyParts,
+      consoleSync: () => this.consoleSync(),
+    });
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -619,7 +405,7 @@ export class Lab {
     const records = hosts.map((host) => this.startAgent(host));
     await sleep(AGENT_SETTLE_MS);
     for (const rec of records) {
-      if (!isAlive(rec)) throw this.startFailure(rec, new LabError("process_exited", `${rec.key} exited`));
+      if (!isAlive(rec)) throw this.rt.startFailure(rec, new LabError("process_exited", `${rec.key} exited`));
     }
     log(`started ${records.length} agents (${hosts.map((h) => h.hostname).join(", ")})`);
   }
@@ -642,7 +428,7 @@ export class Lab {
       healthcheckBinary: existsSync(this.env.healthcheckBin) ? this.env.healthcheckBin : null,
     });
     writeFileSync(files.config, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
-    return this.record(
+    return this.rt.record(
       spawnDetached(
         {
           key: `${host.name}.agent`,
@@ -661,41 +447,7 @@ export class Lab {
   /** The console's view of the lab's directors (GET /api/v1/sync); errors are reported, not thrown. */
   async consoleSync(): Promise<ConsoleSyncStatus | null> {
     const c = this.state.console;
-    if (!c) return null;
-    const out: ConsoleSyncStatus = {
-      url: c.url,
-      poolId: c.poolId,
-      poolName: c.poolName,
-      inSync: false,
-      directors: [],
-      error: null,
-    };
-    try {
-      const fleet = await this.consoleClient().fleetSync();
-      for (const [name, d] of Object.entries(c.directors)) {
-        const sync = fleet.directors.find((x) => x.directorId === d.directorId);
-        const pool = sync?.pools.find((p) => p.poolId === c.poolId);
-        out.directors.push({
-          name,
-          hostname: d.hostname,
-          directorId: d.directorId,
-          state: sync?.state ?? "missing",
-          servedVersion: pool?.served?.version ?? null,
-          desiredVersion: pool?.desired?.version ?? null,
-          since: sync?.since ?? null,
-          lastCheckIn: sync?.lastCheckIn ?? null,
-          error: sync?.error ?? null,
-        });
-      }
-      out.inSync =
-        out.directors.length > 0 &&
-        out.directors.every(
-          (d) => d.state === "in_sync" && d.desiredVersion !== null && d.servedVersion === d.desiredVersion,
-        );
-    } catch (e) {
-      out.error = (e as Error).message;
-    }
-    return out;
+    return c ? consoleSyncStatus(c, () => this.consoleClient()) : null;
   }
 
   /**
@@ -718,7 +470,7 @@ export class Lab {
       }
       const deadAgent = this.state.processes.find((p) => p.kind === "agent" && !isAlive(p));
       if (deadAgent)
-        throw this.startFailure(deadAgent, new LabError("process_exited", `${deadAgent.key} exited`));
+        throw this.rt.startFailure(deadAgent, new LabError("process_exited", `${deadAgent.key} exited`));
       if (Date.now() - t0 > timeoutMs) {
         const states = (last?.directors ?? [])
           .map(
@@ -747,9 +499,9 @@ export class Lab {
    */
   async startClientLoad(): Promise<void> {
     const key = "client.load";
-    const existing = this.process(key);
+    const existing = this.rt.process(key);
     if (existing && isAlive(existing)) return;
-    const rec = this.record(
+    const rec = this.rt.record(
       spawnDetached({
         key,
         kind: "client-load",
@@ -772,22 +524,20 @@ export class Lab {
       }),
     );
     await sleep(AGENT_SETTLE_MS);
-    if (!isAlive(rec)) throw this.startFailure(rec, new LabError("process_exited", `${key} exited`));
+    if (!isAlive(rec)) throw this.rt.startFailure(rec, new LabError("process_exited", `${key} exited`));
   }
 
   async stopClientLoad(): Promise<void> {
-    const rec = this.process("client.load");
+    const rec = this.rt.process("client.load");
     if (!rec) return;
     await stopProcess(rec, 5_000, true);
-    this.forget("client.load");
+    this.rt.forget("client.load");
   }
 
   /** Closes this handle's sockets and client drivers; the lab keeps running. */
   close(): void {
-    for (const c of this.directorClients.values()) c.close();
-    for (const c of this.redirectClients.values()) c.close();
-    this.directorClients.clear();
-    this.redirectClients.clear();
+    this.directorParts.close();
+    this.proxyParts.close();
   }
 
   /** Stops the client drivers, then removes the whole lab (processes, namespaces, state). */
@@ -804,39 +554,7 @@ export class Lab {
     this.save();
   }
 
-  private process(key: string): LabProcessRecord | undefined {
-    return this.state.processes.find((p) => p.key === key);
-  }
-
-  private record(rec: LabProcessRecord): LabProcessRecord {
-    this.state.processes = [...this.state.processes.filter((p) => p.key !== rec.key), rec];
-    this.save();
-    return rec;
-  }
-
-  private forget(key: string): void {
-    this.state.processes = this.state.processes.filter((p) => p.key !== key);
-    this.save();
-  }
-
-  private startFailure(rec: LabProcessRecord, cause: unknown): LabError {
-    const tail = logTail(rec.log);
-    const code = isLabError(cause) ? cause.code : "process_exited";
-    return new LabError(code, `${rec.key} did not start: ${(cause as Error).message}\n${tail}`, {
-      argv: rec.argv,
-      log: rec.log,
-    });
-  }
-
   private save(): void {
-    writeStateFile(this.paths.stateFile, this.state);
-  }
-}
-
-function readLog(file: string): string {
-  try {
-    return readFileSync(file, "utf8");
-  } catch {
-    return "";
+    this.rt.save();
   }
 }
