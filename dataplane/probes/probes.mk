@@ -10,6 +10,9 @@
 
 BPFTOOL       ?= bpftool
 PROBES_BPF_H  := $(wildcard probes/tide_probes_*.h)
+# The loader: main and options, load/attach, the JSON lines; tide_probes.h is what they share.
+PROBES_SRC    := probes/tide_probes.c probes/probes_load.c probes/probes_report.c
+PROBES_H      := probes/tide_probes.h
 PROBES_CFLAGS := $(CFLAGS_BASE) -Iprobes -I$(BUILD) -DTIDE_VERSION='"$(VERSION)"'
 
 $(BUILD)/tide_probes.bpf.o: probes/tide_probes.bpf.c $(PROBES_BPF_H) $(BUILD)/vmlinux.h
@@ -19,9 +22,9 @@ $(BUILD)/tide_probes.bpf.o: probes/tide_probes.bpf.c $(PROBES_BPF_H) $(BUILD)/vm
 $(BUILD)/tide_probes.skel.h: $(BUILD)/tide_probes.bpf.o
 	$(BPFTOOL) gen skeleton $< name tide_probes_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/tide-probes: probes/tide_probes.c $(DAEMON_SRC) $(DAEMON_H) $(PROBES_BPF_H) \
+$(BUILD)/tide-probes: $(PROBES_SRC) $(PROBES_H) $(DAEMON_SRC) $(DAEMON_H) $(PROBES_BPF_H) \
                       $(BUILD)/tide_probes.skel.h
-	$(CC) $(PROBES_CFLAGS) -o $@ probes/tide_probes.c $(DAEMON_SRC) -lbpf -lelf -lz -ljansson
+	$(CC) $(PROBES_CFLAGS) -o $@ $(PROBES_SRC) $(DAEMON_SRC) -lbpf -lelf -lz -ljansson
 
 .PHONY: test-probes
 test-probes: $(BUILD)/tide-probes
