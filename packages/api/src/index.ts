@@ -4,7 +4,9 @@ export { createContext, resolveActor, type Context } from "./context";
 export { openApiDocument } from "./openapi";
 export { checkDatabase, getDb } from "./db";
 export { SESSION_COOKIE } from "./auth/sessions";
-export { handleSignIn, handleSignOut, handleTableDownload, tideErrorResponse } from "./http";
+export { handleSignIn, handleSignOut } from "./http/sign-in";
+export { handleTableDownload } from "./http/table-download";
+export { tideErrorResponse } from "./http/errors";
 export { hashPassword } from "./auth/secrets";
 export type { Actor } from "./auth/actor";
 export {

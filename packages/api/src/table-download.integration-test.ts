@@ -1,7 +1,7 @@
 import { decodeGlbd, tableContentHash } from "@tide/forwarding";
 import { createDb, type Db } from "@tide/db";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { handleTableDownload } from "./http";
+import { handleTableDownload } from "./http/table-download";
 import { callerFor, makePool, makeUser, truncateAll } from "./testing/fixtures";
 
 let db: Db;

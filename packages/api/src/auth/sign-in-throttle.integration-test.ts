@@ -1,7 +1,8 @@
 import { isTideError, type TideError } from "@tide/contracts";
 import { createDb, type Db } from "@tide/db";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { handleSignIn, tideErrorResponse } from "../http";
+import { tideErrorResponse } from "../http/errors";
+import { handleSignIn } from "../http/sign-in";
 import { makeUser, truncateAll } from "../testing/fixtures";
 import { signIn } from "./sessions";
 import {

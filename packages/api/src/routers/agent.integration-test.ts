@@ -2,7 +2,7 @@ import type { AgentHello, NamespaceObservation, Observation } from "@tide/contra
 import { createDb, type Db } from "@tide/db";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { hostFromToken } from "../auth/host-tokens.service";
-import { handleTableDownload } from "../http";
+import { handleTableDownload } from "../http/table-download";
 import { openApiDocument } from "../openapi";
 import { findingEvaluatorFor } from "../services/finding-evaluator";
 import { ingestObservations } from "../services/ingest.service";

@@ -1,7 +1,7 @@
 import { createDb, type Db } from "@tide/db";
 import { decodeGlbd, tableContentHash } from "@tide/forwarding";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { handleTableDownload } from "../http";
+import { handleTableDownload } from "../http/table-download";
 import { openApiDocument } from "../openapi";
 import { callerFor, makePool, makeUser, truncateAll, restCall } from "../testing/fixtures";
 
