@@ -30,10 +30,12 @@ $(BUILD)/tide_redirect.skel.h: $(BUILD)/tide_redirect.bpf.o
 $(BUILD)/tide-redirect: $(REDIRECT_SRC) $(REDIRECT_HDR) $(BUILD)/tide_redirect.skel.h
 	$(CC) $(REDIRECT_CFLAGS) -o $@ $(REDIRECT_SRC) $(REDIRECT_LIBS) -ljansson
 
-$(BUILD)/redirect-test: tests/redirect/redirect_test.c $(DAEMON_SRC) $(DAEMON_H) $(REDIRECT_BPF_H) \
-                        $(BUILD)/tide_redirect.skel.h
-	$(CC) $(REDIRECT_CFLAGS) -o $@ tests/redirect/redirect_test.c $(DAEMON_SRC) $(REDIRECT_LIBS) \
-		-ljansson
+# The test: main (redirect_test.c), packet builders, fixtures, end to end.
+REDIRECT_TEST_SRC := $(wildcard tests/redirect/*.c)
+REDIRECT_TEST_H   := $(wildcard tests/redirect/*.h)
+$(BUILD)/redirect-test: $(REDIRECT_TEST_SRC) $(REDIRECT_TEST_H) $(DAEMON_SRC) $(DAEMON_H) \
+                        $(REDIRECT_BPF_H) $(BUILD)/tide_redirect.skel.h
+	$(CC) $(REDIRECT_CFLAGS) -o $@ $(REDIRECT_TEST_SRC) $(DAEMON_SRC) $(REDIRECT_LIBS) -ljansson
 
 .PHONY: test-redirect
 test-redirect: $(BUILD)/redirect-test $(BUILD)/tide-redirect
@@ -41,4 +43,4 @@ test-redirect: $(BUILD)/redirect-test $(BUILD)/tide-redirect
 
 REDIRECT_BUILD := $(BUILD)/tide-redirect
 REDIRECT_TESTS := test-redirect
-C_FILES        += $(wildcard redirect/*.c redirect/*.h tests/redirect/*.c)
+C_FILES        += $(wildcard redirect/*.c redirect/*.h tests/redirect/*.c tests/redirect/*.h)

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tide-redirect tests, 3: end to end. Two named namespaces joined by a veth; a TUN device on the
+ * client side wraps the client's packets in GUE (like the director); the real tide-redirect
+ * runs on the proxy side; IPv4 and IPv6 handshakes and data both ways, then a clean stop.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <linux/if_tun.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "redirect_test.h"
+#include "tide_daemon.h"
+
+struct e2e {
+	char ns_a[32], ns_b[32], sock[108];
+	int orig_ns, tun, udp;
+	pid_t daemon;
+};
+
+/* One request to the daemon's control socket; returns the parsed reply or NULL. */
+static json_t *control_call(const char *path, const char *line)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	char buf[8192];
+	size_t len = 0;
+	json_t *j = NULL;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    write(fd, line, strlen(line)) < 0)
+		goto out;
+	shutdown(fd, SHUT_WR);
+	for (;;) {
+		ssize_t r = read(fd, buf + len, sizeof(buf) - 1 - len);
+
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	buf[len] = '\0';
+	j = json_loads(buf, JSON_DISABLE_EOF_CHECK, NULL);
+out:
+	if (fd >= 0)
+		close(fd);
+	return j;
+}
+
+static pid_t spawn_daemon(const char *daemon, const struct e2e *e, const char *sock)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl(daemon, daemon, "--iface", "tb", "--netns", e->ns_b, "--socket", sock,
+		      (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Wraps every packet the client's TUN device emits in GUE towards the proxy, for `ms`. */
+static void e2e_pump(struct e2e *e, int ms, int (*done)(void *), void *arg)
+{
+	uint8_t buf[2048 + 12];
+	uint32_t hop = ip4("10.200.0.9"); /* an alternate that does not exist: never needed */
+
+	for (int t = 0; t < ms / 20 && !done(arg); t++) {
+		struct pollfd p = {.fd = e->tun, .events = POLLIN};
+
+		if (poll(&p, 1, 20) <= 0)
+			continue;
+		for (;;) {
+			ssize_t n = read(e->tun, buf + 12, sizeof(buf) - 12);
+
+			if (n <= 0)
+				break;
+			buf[0] = 2; /* hlen: 1 + 1 hop */
+			buf[1] = buf[12] >> 4 == 6 ? 41 : 4;
+			memset(buf + 2, 0, 6);
+			buf[7] = 1; /* hop_count */
+			memcpy(buf + 8, &hop, 4);
+			if (send(e->udp, buf, (size_t)n + 12, 0) < 0)
+				break;
+		}
+	}
+}
+
+static int never_done(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+struct handshake {
+	int client, listener, server;
+};
+
+static int handshake_done(void *arg)
+{
+	struct handshake *h = arg;
+	struct pollfd p = {.fd = h->client, .events = POLLOUT};
+	int err = -1;
+	socklen_t len = sizeof(err);
+
+	if (h->server < 0)
+		h->server = accept4(h->listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (h->server < 0 || poll(&p, 1, 0) != 1)
+		return 0;
+	getsockopt(h->client, SOL_SOCKET, SO_ERROR, &err, &len);
+	return err == 0;
+}
+
+static void e2e_handshake(struct e2e *e, int v6)
+{
+	struct sockaddr_in6 d6 = {.sin6_family = AF_INET6, .sin6_port = htons(80)};
+	struct sockaddr_in d4 = {.sin_family = AF_INET, .sin_port = htons(80)};
+	struct handshake h = {.client = -1, .listener = -1, .server = -1};
+	char msg[8] = "";
+	bool ok = false;
+
+	tide_netns_enter(e->ns_b);
+	h.listener = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (v6)
+		inet_pton(AF_INET6, VIP6, &d6.sin6_addr);
+	else
+		inet_pton(AF_INET, VIP, &d4.sin_addr);
+	if (h.listener < 0 ||
+	    bind(h.listener, v6 ? (struct sockaddr *)&d6 : (struct sockaddr *)&d4,
+		 v6 ? sizeof(d6) : sizeof(d4)) < 0 ||
+	    listen(h.listener, 4) < 0)
+		goto out;
+	tide_netns_enter(e->ns_a);
+	h.client = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (h.client < 0)
+		goto out;
+	connect(h.client, v6 ? (struct sockaddr *)&d6 : (struct sockaddr *)&d4,
+		v6 ? sizeof(d6) : sizeof(d4));
+	e2e_pump(e, 3000, handshake_done, &h);
+	ok = handshake_done(&h);
+	if (ok) {
+		/* Data both ways: client -> GUE -> proxy; reply straight back. */
+		ok = send(h.client, "hi", 2, 0) == 2;
+		for (int i = 0; i < 50 && ok; i++) {
+			e2e_pump(e, 20, never_done, NULL);
+			if (recv(h.server, msg, sizeof(msg), 0) == 2)
+				break;
+		}
+		ok = ok && memcmp(msg, "hi", 2) == 0 && send(h.server, "yo", 2, 0) == 2;
+		for (int i = 0; i < 50 && ok; i++) {
+			if (recv(h.client, msg, sizeof(msg), 0) == 2)
+				break;
+			usleep(20000);
+		}
+		ok = ok && memcmp(msg, "yo", 2) == 0;
+	}
+out:
+	check(h.listener >= 0 && h.client >= 0 && handshake_done(&h) && ok,
+	      "e2e: IPv%d client -> GUE -> proxy: SYN reaches the VIP listener, handshake "
+	      "completes, data both ways (replies direct)",
+	      v6 ? 6 : 4);
+	if (h.server >= 0)
+		close(h.server);
+	if (h.client >= 0)
+		close(h.client);
+	if (h.listener >= 0)
+		close(h.listener);
+	setns(e->orig_ns, CLONE_NEWNET);
+}
+
+static void e2e_setup_cmds(const struct e2e *e, bool *ok)
+{
+	const char *a = e->ns_a, *b = e->ns_b;
+
+	*ok = !sh("ip netns add %s", a) && !sh("ip netns add %s", b) &&
+	      !sh("ip -n %s link add ta type veth peer name tb netns %s", a, b) &&
+	      !sh("ip -n %s link set lo up && ip -n %s link set lo up", a, b) &&
+	      !sh("ip -n %s addr add 10.200.0.1/24 dev ta && ip -n %s link set ta up", a, a) &&
+	      !sh("ip -n %s addr add fd00:200::1/64 dev ta nodad", a) &&
+	      !sh("ip -n %s addr add 10.200.0.2/24 dev tb && ip -n %s link set tb up", b, b) &&
+	      !sh("ip -n %s addr add fd00:200::2/64 dev tb nodad", b) &&
+	      !sh("ip -n %s addr add " VIP "/32 dev lo && ip -n %s addr add " VIP6
+		  "/128 dev lo nodad",
+		  b, b) &&
+	      !sh("ip -n %s route add 10.202.0.0/24 via 10.200.0.1", b) &&
+	      !sh("ip -n %s route add fd00:202::/64 via fd00:200::1", b) &&
+	      !sh("ip netns exec %s sysctl -qw net.ipv4.conf.all.rp_filter=0 "
+		  "net.ipv4.conf.default.rp_filter=0 net.ipv4.conf.ta.rp_filter=0",
+		  a) &&
+	      !sh("ip netns exec %s sysctl -qw net.ipv4.conf.all.rp_filter=0 "
+		  "net.ipv4.conf.tb.rp_filter=0",
+		  b);
+}
+
+void e2e(const char *daemon)
+{
+	struct e2e e = {.tun = -1, .udp = -1, .daemon = -1};
+	struct sockaddr_in peer = {.sin_family = AF_INET, .sin_port = htons(GUE_PORT)};
+	struct ifreq ifr;
+	json_t *st;
+	char qdisc[512] = "";
+	pid_t second;
+	bool ok;
+	int pmtu = IP_PMTUDISC_DO, status = 0;
+	FILE *p;
+
+	snprintf(e.ns_a, sizeof(e.ns_a), "trt-a-%d", (int)getpid());
+	snprintf(e.ns_b, sizeof(e.ns_b), "trt-b-%d", (int)getpid());
+	snprintf(e.sock, sizeof(e.sock), "/tmp/tide-redirect-test-%d.sock", (int)getpid());
+	e.orig_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	e2e_setup_cmds(&e, &ok);
+	check(ok, "e2e: namespaces %s (client) and %s (proxy) joined by a veth", e.ns_a, e.ns_b);
+	if (!ok)
+		goto out;
+
+	/* Client side: a TUN device carries the client's packets to the GUE wrapper. */
+	tide_netns_enter(e.ns_a);
+	e.tun = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "tt0");
+	ok = e.tun >= 0 && ioctl(e.tun, TUNSETIFF, &ifr) == 0;
+	e.udp = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	inet_pton(AF_INET, "10.200.0.2", &peer.sin_addr);
+	ok = ok && e.udp >= 0 &&
+	     setsockopt(e.udp, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)) == 0 &&
+	     connect(e.udp, (struct sockaddr *)&peer, sizeof(peer)) == 0;
+	setns(e.orig_ns, CLONE_NEWNET);
+	ok = ok && !sh("ip -n %s link set tt0 up", e.ns_a) &&
+	     !sh("ip -n %s addr add " CLIENT "/32 dev tt0", e.ns_a) &&
+	     !sh("ip -n %s addr add " CLIENT6 "/128 dev tt0 nodad", e.ns_a) &&
+	     !sh("ip -n %s route add " VIP "/32 dev tt0 src " CLIENT, e.ns_a) &&
+	     !sh("ip -n %s route add " VIP6 "/128 dev tt0 src " CLIENT6, e.ns_a);
+	check(ok, "e2e: client TUN tt0 and GUE socket -> 10.200.0.2:%d", GUE_PORT);
+	if (!ok)
+		goto out;
+
+	e.daemon = spawn_daemon(daemon, &e, e.sock);
+	for (int i = 0; i < 100 && access(e.sock, F_OK) != 0; i++)
+		usleep(50000);
+	st = control_call(e.sock, "{\"id\":1,\"cmd\":\"status\"}\n");
+	ok = st && json_is_true(json_object_get(st, "ok")) &&
+	     json_integer_value(json_object_get(json_object_get(st, "result"), "prog_id")) > 0;
+	check(ok, "e2e: tide-redirect attached in %s, status answers", e.ns_b);
+	json_decref(st);
+	if (!ok)
+		goto out;
+
+	second = spawn_daemon(daemon, &e, "/tmp/tide-redirect-test-second.sock");
+	waitpid(second, &status, 0);
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+	      "e2e: a second tide-redirect on the same hook refuses to start");
+
+	e2e_handshake(&e, 0);
+	e2e_handshake(&e, 1);
+
+	st = control_call(e.sock, "{\"cmd\":\"stats\"}\n");
+	{
+		json_t *c = json_object_get(json_object_get(st, "result"), "counters");
+		json_int_t syn = json_integer_value(json_object_get(c, "accepted_syn"));
+		json_int_t est = json_integer_value(json_object_get(c, "accepted_established"));
+
+		check(syn >= 2 && est >= 2,
+		      "e2e: daemon stats count the SYNs (%lld) and established packets (%lld)",
+		      (long long)syn, (long long)est);
+	}
+	json_decref(st);
+
+out:
+	if (e.daemon > 0) {
+		kill(e.daemon, SIGTERM);
+		waitpid(e.daemon, &status, 0);
+		check(WIFEXITED(status) && WEXITSTATUS(status) == 0 && access(e.sock, F_OK) != 0,
+		      "e2e: tide-redirect stops on SIGTERM and removes its socket");
+		snprintf(qdisc, sizeof(qdisc), "tc -n %s qdisc show dev tb 2>&1", e.ns_b);
+		p = popen(qdisc, "r");
+		qdisc[0] = '\0';
+		if (p) {
+			size_t r = fread(qdisc, 1, sizeof(qdisc) - 1, p);
+
+			qdisc[r] = '\0';
+			pclose(p);
+		}
+		check(strstr(qdisc, "clsact") == NULL, "e2e: the clsact qdisc it created is gone");
+	}
+	if (e.tun >= 0)
+		close(e.tun);
+	if (e.udp >= 0)
+		close(e.udp);
+	sh("ip netns del %s 2>/dev/null; ip netns del %s 2>/dev/null; true", e.ns_a, e.ns_b);
+	if (e.orig_ns >= 0)
+		close(e.orig_ns);
+}
