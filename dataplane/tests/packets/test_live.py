@@ -6,7 +6,7 @@
 
 The client routes the VIP to the director (static neighbour), the director encapsulates to the
 router's MAC, the router forwards to the primary proxy, whose kernel delivers the GUE datagram
-to a UDP socket on 19523 (the kernel drops it if the UDP checksum is wrong). Each proxy checks
+to a UDP socket on GUE_PORT (the kernel drops it if the UDP checksum is wrong). Each proxy checks
 that every flow it receives is one the table gives it as primary. Everything the test creates is
 named tidelt<pid>-* and removed at the end, including leftovers of a crashed earlier run.
 """
@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from tide_harness import build_table, director, expect, read_glbd, tmpdir
+from tide_harness import GUE_PORT, build_table, director, expect, read_glbd, tmpdir
 
 NS = f"tidelt{os.getpid()}"
 VIP = "203.0.113.10"
@@ -30,7 +30,7 @@ FLOWS = 300
 RECEIVER = r"""
 import json, socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("0.0.0.0", 19523))
+s.bind(("0.0.0.0", int(sys.argv[2])))
 s.settimeout(0.5)
 print("ready", flush=True)
 end = time.time() + float(sys.argv[1])
@@ -117,7 +117,8 @@ def test_client_packets_reach_the_primary_proxy_encapsulated(lab):
         receivers = {}
         for i, ns in enumerate(["p0", "p1"]):
             receivers[PROXIES[i]] = subprocess.Popen(
-                ["ip", "netns", "exec", f"{NS}-{ns}", sys.executable, "-c", RECEIVER, "20"],
+                ["ip", "netns", "exec", f"{NS}-{ns}", sys.executable, "-c", RECEIVER, "20",
+                 str(GUE_PORT)],
                 stdout=subprocess.PIPE, text=True)
         for r in receivers.values():
             assert r.stdout.readline().strip() == "ready"

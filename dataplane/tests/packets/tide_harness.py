@@ -12,6 +12,7 @@ import importlib.util
 import ipaddress
 import json
 import os
+import re
 import signal
 import socket
 import struct
@@ -25,7 +26,17 @@ REPO = DATAPLANE.parent
 DIRECTOR = os.environ.get("TIDE_DIRECTOR", str(DATAPLANE / "build" / "tide-director"))
 # The one way to start a director without hardware (no hugepages, no PCI, no telemetry).
 TEST_DIRECTOR = str(DATAPLANE / "tests" / "support" / "test-director")
-GUE_PORT = 19523
+# GUE's UDP port, from the C header that declares it (as packages/contracts' gue-wire test reads it).
+GUE_WIRE_H = DATAPLANE / "common" / "tide_gue_wire.h"
+
+
+def c_defines(path):
+    """The integer #defines of a C header, by name ("19523u" -> 19523)."""
+    return {m[1]: int(m[2]) for m in re.finditer(r"^#define\s+(\w+)\s+(\d+)u?\s*$",
+                                                Path(path).read_text(), re.M)}
+
+
+GUE_PORT = c_defines(GUE_WIRE_H)["TIDE_GUE_PORT"]
 _runs = itertools.count()
 
 _spec = importlib.util.spec_from_file_location(
