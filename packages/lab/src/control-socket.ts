@@ -5,6 +5,7 @@
  */
 import net from "node:net";
 import { LabError } from "./errors";
+import { labWaitFor } from "./lab-wait";
 
 /** Time limit of one request, in milliseconds (load_table of a big file takes tens of ms). */
 export const CONTROL_TIMEOUT_MS = 10_000;
@@ -113,19 +114,25 @@ export async function waitForSocket(
   timeoutMs: number,
   stillRunning: () => boolean,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = net.createConnection(path);
-      s.once("connect", () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.once("error", () => resolve(false));
+  await labWaitFor(
+    `${path} to accept connections`,
+    async () => {
+      if (await accepts(path)) return true;
+      if (!stillRunning()) throw new LabError("process_exited", `the process behind ${path} exited`);
+      return false;
+    },
+    { timeoutMs, intervalMs: 50 },
+  );
+}
+
+/** Whether a connection to the UNIX socket path succeeds (it is closed at once). */
+function accepts(path: string): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const s = net.createConnection(path);
+    s.once("connect", () => {
+      s.destroy();
+      resolve(true);
     });
-    if (ok) return;
-    if (!stillRunning()) throw new LabError("process_exited", `the process behind ${path} exited`);
-    if (Date.now() > deadline) throw new LabError("timeout", `${path}: not listening after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    s.once("error", () => resolve(false));
+  });
 }

@@ -4,12 +4,12 @@
  */
 import { readFileSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { setTimeout as sleep } from "node:timers/promises";
 import { waitForSocket } from "./control-socket";
 import { LabError } from "./errors";
 import { redirectArgv, testServerArgv } from "./lab-files";
 import { isAlive, spawnDetached, stopProcess } from "./lab-process";
 import { type LabRuntime } from "./lab-runtime";
+import { labWaitFor } from "./lab-wait";
 import { RedirectControl } from "./redirect-control";
 import { proxyNode } from "./topology";
 
@@ -71,12 +71,18 @@ export class LabProxies {
     rmSync(log, { force: true });
     const argv = testServerArgv(topology, p, { nodeBin: env.nodeBin, script: TEST_SERVER_SCRIPT, backlog });
     const rec = this.rt.record(spawnDetached({ key, kind: "test-server", node: proxy, argv, log }));
-    const deadline = Date.now() + SERVER_START_TIMEOUT_MS;
-    for (;;) {
-      if (readLog(log).includes(`ready ${proxy}`)) return;
-      if (!isAlive(rec)) throw this.rt.startFailure(rec, new LabError("process_exited", `${key} exited`));
-      if (Date.now() > deadline) throw this.rt.startFailure(rec, new LabError("timeout", `${key} not ready`));
-      await sleep(25);
+    try {
+      await labWaitFor(
+        `${key} to log "ready ${proxy}"`,
+        () => {
+          if (readLog(log).includes(`ready ${proxy}`)) return true;
+          if (!isAlive(rec)) throw new LabError("process_exited", `${key} exited`);
+          return false;
+        },
+        { timeoutMs: SERVER_START_TIMEOUT_MS, intervalMs: 25 },
+      );
+    } catch (e) {
+      throw this.rt.startFailure(rec, e);
     }
   }
 

@@ -10,6 +10,7 @@
  * remedy() raises somaxconn and makes the server call listen() again (what a restart would do).
  */
 import { LabError } from "../errors";
+import { labWaitFor } from "../lab-wait";
 import {
   cleanupStaleNamespaces,
   deleteNamespace,
@@ -121,11 +122,11 @@ export async function setup(options: AcceptQueueOptions = {}): Promise<AcceptQue
         await setSysctl(server.name, "net.core.somaxconn", options.remedySomaxconn ?? 4096);
         const before = server_.lines.length;
         server_.signal("SIGUSR1");
-        const deadline = Date.now() + 5_000;
-        while (!server_.lines.slice(before).some((l) => "relisten" in l)) {
-          if (Date.now() > deadline) throw new LabError("timeout", "slow-acceptor did not re-listen");
-          await new Promise((r) => setTimeout(r, 20));
-        }
+        await labWaitFor(
+          "slow-acceptor to re-listen",
+          () => server_.lines.slice(before).some((l) => "relisten" in l),
+          { timeoutMs: 5_000, intervalMs: 20 },
+        );
       },
       listener: async () => {
         const found = (await listenSockets(server.name)).find((l) => l.port === port);

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { LabError } from "../errors";
+import { labWaitFor } from "../lab-wait";
 import {
   listNamespaces,
   namespacePids,
@@ -258,17 +259,24 @@ export class NamespaceProcess {
       /* seen as not ready below */
     });
     const proc = new NamespaceProcess(namespace, argv, child);
-    const deadline = Date.now() + readyTimeoutMs;
-    while (Date.now() < deadline) {
-      if (proc.lines.some((l) => l["ready"] === true)) return proc;
-      if (!proc.alive) break;
-      await sleep(20);
+    try {
+      await labWaitFor(
+        `a "ready" line from ${argv.join(" ")}`,
+        () => {
+          if (proc.lines.some((l) => l["ready"] === true)) return true;
+          if (!proc.alive) throw new LabError("process_exited", `${argv.join(" ")} exited`);
+          return false;
+        },
+        { timeoutMs: readyTimeoutMs, intervalMs: 20 },
+      );
+      return proc;
+    } catch {
+      await proc.stop();
+      throw new LabError(
+        "process_exited",
+        `${argv.join(" ")} in ${namespace}: not ready in ${readyTimeoutMs} ms`,
+      );
     }
-    await proc.stop();
-    throw new LabError(
-      "process_exited",
-      `${argv.join(" ")} in ${namespace}: not ready in ${readyTimeoutMs} ms`,
-    );
   }
 
   /** Sends a signal (e.g. SIGUSR1: the helper's "apply the remedy" command). */
@@ -277,15 +285,18 @@ export class NamespaceProcess {
   }
 
   /** Waits until a line with the given key appears (bounded). */
-  async waitFor(key: string, timeoutMs: number): Promise<Record<string, unknown>> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      const hit = this.lines.find((l) => key in l);
-      if (hit) return hit;
-      if (!this.alive) break;
-      await sleep(20);
-    }
-    throw new LabError("timeout", `${this.argv.join(" ")}: no "${key}" line within ${timeoutMs} ms`);
+  waitFor(key: string, timeoutMs: number): Promise<Record<string, unknown>> {
+    const what = `a "${key}" line from ${this.argv.join(" ")}`;
+    return labWaitFor(
+      what,
+      () => {
+        const hit = this.lines.find((l) => key in l);
+        if (hit) return hit;
+        if (!this.alive) throw new LabError("timeout", `no ${what}: it exited`);
+        return undefined;
+      },
+      { timeoutMs, intervalMs: 20 },
+    );
   }
 
   async stop(graceMs = 2_000): Promise<void> {
