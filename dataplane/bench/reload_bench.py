@@ -6,7 +6,11 @@ connection. Reported: load_table's own load_ms (read + validate + compile + sha2
 RCU swap and grace period) and packets lost = received - forwarded - dropped (target 0), with
 the input count checked against the director's rx counter.
 
-    TIDE_DIRECTOR=build/tide-director /usr/bin/python3 reload_bench.py [packets]
+    make -C dataplane bench      (after the per-packet figures), or from dataplane/:
+    PYTHONPATH=tests/packets TIDE_DIRECTOR=build/tide-director /usr/bin/python3 \
+        bench/reload_bench.py [packets]
+
+It drives the director with the packet tests' harness (tests/packets/tide_harness.py).
 """
 
 import statistics
