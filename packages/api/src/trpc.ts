@@ -2,7 +2,7 @@ import { type errorCodes, findUnsafeText, isTideError, type Scope, TideError } f
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import { ZodError, z } from "zod";
+import { ZodError } from "zod";
 import type { Context } from "./context";
 import { busyErrorFrom } from "./db";
 import { refusedAttempt } from "./services/audit-refusal.plan";
@@ -54,14 +54,131 @@ export function fieldPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+/**
+ * A zod issue path in words, for sentences people read: ["targets", 0, "sizes", 1] ->
+ * "targets entry 1, sizes entry 2" (entries count from 1, as people count lines).
+ */
+export function fieldInWords(path: readonly PropertyKey[]): string {
+  const words: string[] = [];
+  for (const part of path) {
+    if (typeof part === "number") {
+      const entry = `entry ${part + 1}`;
+      if (words.length) words[words.length - 1] += ` ${entry}`;
+      else words.push(entry);
+    } else words.push(String(part));
+  }
+  return words.join(", ") || "the input";
+}
+
+/** zod's own English messages ("Invalid input: expected number, received null", "Too big: …"). */
+const ZOD_DEFAULT_MESSAGE = /^(Invalid\b|Too (big|small):|Unrecognized keys?:)/;
+
+const TYPE_WORDS: Record<string, string> = {
+  string: "text",
+  number: "a number",
+  int: "a whole number",
+  boolean: "true or false",
+  bigint: "a whole number",
+  array: "a list",
+  object: "an object",
+  record: "an object",
+  tuple: "a list",
+  date: "a date",
+  null: "null",
+  nan: "a number",
+};
+
+/** What a received JSON value is, in words; zod names it at the end of its invalid_type message. */
+function receivedWords(message: string): string | null {
+  const received = /received (\w+)$/.exec(message)?.[1];
+  if (!received) return null;
+  return received === "null" || received === "undefined" ? received : (TYPE_WORDS[received] ?? received);
+}
+
+/** How many: "8 entries", "1 character"; null for numbers and dates. */
+function sizeWords(n: number | bigint, origin: string): string | null {
+  const one = Number(n) === 1;
+  if (origin === "string") return `${n} ${one ? "character" : "characters"}`;
+  if (origin === "array" || origin === "set") return `${n} ${one ? "entry" : "entries"}`;
+  return null;
+}
+
+/**
+ * One zod issue as a plain clause about its field: the schema's own message when it wrote one
+ * ("must be an IP address or a host name"), otherwise the rule in words ("must be a whole number
+ * from 68 to 9000" is split by zod into one issue per bound: "must be at most 9000").
+ */
+export function issueInWords(issue: ZodError["issues"][number]): string {
+  if (!ZOD_DEFAULT_MESSAGE.test(issue.message)) return issue.message;
+  switch (issue.code) {
+    case "invalid_type": {
+      const received = receivedWords(issue.message);
+      if (received === "undefined") return "is missing";
+      const expected = TYPE_WORDS[issue.expected] ?? issue.expected;
+      // An int given 1.5 "received number": saying "not a number" would be wrong.
+      const not =
+        received && !(issue.expected === "int" && received === "a number") ? `, not ${received}` : "";
+      return `must be ${expected}${not}`;
+    }
+    case "too_big": {
+      const size = sizeWords(issue.maximum, issue.origin);
+      if (size) return `must have at most ${size}`;
+      return issue.inclusive === false
+        ? `must be below ${issue.maximum}`
+        : `must be at most ${issue.maximum}`;
+    }
+    case "too_small": {
+      if (issue.origin === "string" && Number(issue.minimum) === 1) return "must not be empty";
+      const size = sizeWords(issue.minimum, issue.origin);
+      if (size) return `must have at least ${size}`;
+      return issue.inclusive === false
+        ? `must be above ${issue.minimum}`
+        : `must be at least ${issue.minimum}`;
+    }
+    case "invalid_format":
+      return issue.format === "regex" ? "is not in the accepted form" : `must be a valid ${issue.format}`;
+    case "not_multiple_of":
+      return `must be a multiple of ${issue.divisor}`;
+    case "unrecognized_keys":
+      return `has ${issue.keys.length === 1 ? "a field" : "fields"} it does not know: ${issue.keys.join(", ")}`;
+    case "invalid_value":
+      return `must be one of ${issue.values.map((v) => String(v)).join(", ")}`;
+    case "invalid_key":
+    case "invalid_element":
+      return "has an entry that is not valid";
+    case "invalid_union":
+      return "does not match any accepted form";
+    default:
+      return "is not valid";
+  }
+}
+
 /** Field-level messages of a zod error, first message per field (path -> plain message). */
 export function zodFields(error: ZodError): Record<string, string> {
   const fields: Record<string, string> = {};
   for (const issue of error.issues) {
     const key = fieldPath(issue.path) || "input";
-    fields[key] ??= issue.message;
+    fields[key] ??= issueInWords(issue);
   }
   return fields;
+}
+
+/**
+ * A caller's bad input as sentences people read, one per field (the first issue of each):
+ * "Invalid input: targets entry 1, sizes entry 1 — must be a number, not null." Never zod's
+ * own rendering (✖ marks, "→ at targets[0].sizes[0]"), which the console would show as it is.
+ */
+export function zodMessage(error: ZodError): string {
+  const seen = new Set<string>();
+  const sentences: string[] = [];
+  for (const issue of error.issues) {
+    const key = fieldPath(issue.path);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const words = issueInWords(issue).replace(/[.\s]+$/, "");
+    sentences.push(`${fieldInWords(issue.path)} — ${words}.`);
+  }
+  return `Invalid input: ${sentences.join(" ")}`;
 }
 
 const t = initTRPC
@@ -85,7 +202,7 @@ const t = initTRPC
       }
       const message =
         cause instanceof ZodError && tideCode === "bad_request"
-          ? `Invalid input: ${z.prettifyError(cause)}`
+          ? zodMessage(cause)
           : tideCode === "internal"
             ? "Internal error; see the console's log."
             : shape.message;
