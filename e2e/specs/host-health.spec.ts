@@ -120,21 +120,45 @@ test("a PMTU blackhole on a checked path becomes a pmtu_blackhole finding", asyn
 
   await test.step("an operator sets the targets the agent checks; a bad one is refused with a reason", async () => {
     const form = page.getByTestId("pmtu-targets");
+    const desiredTargets = async () => {
+      const res = await page.request.get("/api/v1/agent/desired", {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(res.status()).toBe(200);
+      return ((await res.json()) as { pmtuTargets: unknown }).pmtuTargets;
+    };
+    // The browser checks every line: a bad one is named in a sentence and never sent.
+    const sent: string[] = [];
+    page.on("request", (r) => {
+      if (r.url().includes("setPmtuTargets")) sent.push(r.url());
+    });
     await form.getByTestId("pmtu-targets-edit").click();
-    await form.getByTestId("pmtu-targets-text").fill("-oops");
+    await form.getByTestId("pmtu-targets-text").fill("10.30.0.2 1472\nedge-gw.example.net abc");
     await form.getByTestId("pmtu-targets-save").click();
-    await expect(form).toContainText("must be an IP address or a host name");
+    const problems = form.getByTestId("pmtu-targets-problems");
+    await expect(problems).toContainText(
+      "Line 2: 'abc' is not a packet size; sizes are whole numbers from 68 to 9000.",
+    );
+    await expect(problems).not.toContainText(/Invalid input|expected|received|→|\[0\]/);
+    await expect(form.getByTestId("pmtu-targets-problem")).toHaveCount(1);
+    expect(sent).toEqual([]);
+    expect(await desiredTargets()).toEqual([]);
+    // Editing the text clears the complaint.
+    await form.getByTestId("pmtu-targets-text").fill("-oops");
+    await expect(problems).toHaveCount(0);
+    await form.getByTestId("pmtu-targets-save").click();
+    await expect(form).toContainText(
+      "Line 1: '-oops' is not a target; it must be an IP address or a host name",
+    );
+    expect(sent).toEqual([]);
     await form.getByTestId("pmtu-targets-text").fill("10.30.0.2 1472,1200\nedge-gw.example.net");
     await form.getByTestId("pmtu-targets-save").click();
     await expect(form.getByTestId("pmtu-target-list")).toHaveText("10.30.0.2, edge-gw.example.net");
     // Now the console sets 10.30.0.2 too: it is counted once, as the console's.
     await expect(form.getByTestId("pmtu-agent-target-list")).toHaveCount(0);
     await expect(form.getByTestId("pmtu-target-count")).toHaveAttribute("data-count", "2");
-    const desired = await page.request.get("/api/v1/agent/desired", {
-      headers: { authorization: `Bearer ${token}` },
-    });
-    expect(desired.status()).toBe(200);
-    expect(((await desired.json()) as { pmtuTargets: unknown }).pmtuTargets).toEqual([
+    expect(sent.length).toBeGreaterThan(0);
+    expect(await desiredTargets()).toEqual([
       { target: "10.30.0.2", sizes: [1200, 1472] },
       { target: "edge-gw.example.net", sizes: [] },
     ]);

@@ -3,37 +3,11 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { ErrorNotice } from "~/components/error-notice";
+import formStyles from "~/components/form-parts.module.css";
 import { useHasScope } from "~/features/session/session-context";
 import { useTRPC } from "~/trpc/react";
 import { checkedTargets } from "./checked-targets";
-
-interface Target {
-  target: string;
-  sizes: number[];
-}
-
-/** "10.30.0.2 1472,1200" per line -> targets; the server validates (and says what is wrong). */
-export function parseTargets(text: string): Target[] {
-  return text
-    .split("\n")
-    .map((l) => l.trim())
-    .filter(Boolean)
-    .map((line) => {
-      const [target = "", sizes = ""] = line.split(/\s+/, 2);
-      return {
-        target,
-        sizes: sizes
-          .split(",")
-          .map((s) => s.trim())
-          .filter(Boolean)
-          .map(Number),
-      };
-    });
-}
-
-export function formatTargets(targets: readonly Target[]): string {
-  return targets.map((t) => (t.sizes.length ? `${t.target} ${t.sizes.join(",")}` : t.target)).join("\n");
-}
+import { formatTargets, MAX_SIZE, MIN_SIZE, parseTargets, type PmtuTarget } from "./pmtu-targets-text";
 
 /**
  * The path MTU targets the console asks this host's agent to check (PUT /api/v1/hosts/{id}/pmtu-targets).
@@ -47,17 +21,20 @@ export function PmtuTargetsForm({
   reported,
 }: {
   hostId: string;
-  targets: Target[];
+  targets: PmtuTarget[];
   reported: readonly string[];
 }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const canOperate = useHasScope("operate");
   const [text, setText] = useState<string | null>(null);
+  /** Lines the browser refused (never sent); cleared when the text changes. */
+  const [problems, setProblems] = useState<string[]>([]);
   const save = useMutation(
     trpc.hosts.setPmtuTargets.mutationOptions({
       onSuccess: () => {
         setText(null);
+        setProblems([]);
         // The page may have been opened by host name or id: refresh every hosts.* query.
         void queryClient.invalidateQueries({ queryKey: trpc.hosts.pathKey() });
       },
@@ -110,12 +87,19 @@ export function PmtuTargetsForm({
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            save.mutate({ hostId, targets: parseTargets(text) });
+            const parsed = parseTargets(text);
+            if (!parsed.ok) {
+              setProblems(parsed.problems);
+              save.reset();
+              return;
+            }
+            setProblems([]);
+            save.mutate({ hostId, targets: parsed.targets });
           }}
         >
           <label htmlFor="pmtu-targets-text" className="muted">
-            One target per line: address or host name, then optional ping -M do sizes (e.g.{" "}
-            <span className="mono">10.30.0.2 1472,1200</span>).
+            One target per line: address or host name, then optional ping -M do sizes in bytes, {MIN_SIZE}–
+            {MAX_SIZE} (e.g. <span className="mono">10.30.0.2 1472,1200</span>).
           </label>
           <textarea
             id="pmtu-targets-text"
@@ -123,9 +107,31 @@ export function PmtuTargetsForm({
             rows={4}
             style={{ width: "100%" }}
             value={text}
-            onChange={(e) => setText(e.target.value)}
+            onChange={(e) => {
+              setText(e.target.value);
+              setProblems([]);
+            }}
+            aria-invalid={problems.length > 0 || undefined}
+            aria-describedby={problems.length > 0 ? "pmtu-targets-problems" : undefined}
             data-testid="pmtu-targets-text"
           />
+          {problems.length > 0 && (
+            <div
+              role="alert"
+              id="pmtu-targets-problems"
+              className={formStyles.formError}
+              data-testid="pmtu-targets-problems"
+            >
+              Not saved:
+              <ul>
+                {problems.map((p) => (
+                  <li key={p} data-testid="pmtu-targets-problem">
+                    {p}
+                  </li>
+                ))}
+              </ul>
+            </div>
+          )}
           {save.error && <ErrorNotice error={save.error} />}
           <button
             type="submit"
@@ -135,7 +141,15 @@ export function PmtuTargetsForm({
           >
             {save.isPending ? "Saving…" : "Save"}
           </button>{" "}
-          <button type="button" className="small" onClick={() => setText(null)}>
+          <button
+            type="button"
+            className="small"
+            onClick={() => {
+              setText(null);
+              setProblems([]);
+              save.reset();
+            }}
+          >
             Cancel
           </button>
         </form>
