@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 json_t *tide_control_ok(json_t *id, json_t *result)
@@ -327,4 +328,15 @@ void tide_control_close(struct tide_control_server *s)
 		s->fd = -1;
 		unlink(s->path);
 	}
+}
+
+json_t *tide_control_time(const struct timespec *ts)
+{
+	struct tm tm;
+	char base[32], buf[48];
+
+	gmtime_r(&ts->tv_sec, &tm);
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, sizeof(buf), "%s.%03ldZ", base, ts->tv_nsec / 1000000L);
+	return json_string(buf);
 }

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/un.h>
+#include <time.h>
 
 /* Longest request line, bytes (without the newline). */
 #define TIDE_CONTROL_LINE_MAX 65536u
@@ -68,6 +69,9 @@ json_t *tide_control_ok(json_t *id, json_t *result);
 /* {"id": id, "ok": false, "error": {"code", "message", "detail"?}}; steals `detail`. */
 __attribute__((format(printf, 4, 5))) json_t *
 tide_control_err(json_t *id, const char *code, json_t *detail, const char *fmt, ...);
+
+/* A wall-clock time as the replies carry it: "2026-01-02T03:04:05.678Z" (UTC, milliseconds). */
+json_t *tide_control_time(const struct timespec *ts);
 
 /* A bad_request reply for any key not in `allowed` (NULL-terminated; "id" and "cmd" always
  * allowed), or NULL when every key is allowed. */

@@ -60,24 +60,6 @@ static json_t *control_table_err(json_t *id, const struct table_error *e, const 
 
 /* ---- formatting ---- */
 
-static void control_time(const struct timespec *ts, char *buf, size_t len)
-{
-	struct tm tm;
-	char base[32];
-
-	gmtime_r(&ts->tv_sec, &tm);
-	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%03ldZ", base, ts->tv_nsec / 1000000L);
-}
-
-static json_t *control_time_json(const struct timespec *ts)
-{
-	char buf[48];
-
-	control_time(ts, buf, sizeof(buf));
-	return json_string(buf);
-}
-
 static json_t *control_ipv4_json(uint32_t addr)
 {
 	char buf[INET_ADDRSTRLEN];
@@ -165,7 +147,7 @@ static json_t *control_pool_json(const struct tide_fwd_table *tbl, uint32_t inde
 	}
 	return control_add_fields(json_pack("{s:i,s:s,s:s,s:o,s:o,s:o}", "index", (int)index,
 					    "name", pool->name, "content_hash", pool->content_hash,
-					    "loaded_at", control_time_json(&pool->loaded_at),
+					    "loaded_at", tide_control_time(&pool->loaded_at),
 					    "backends", backends, "binds", binds),
 				  &tbl->hash);
 }
@@ -217,7 +199,7 @@ static json_t *control_status(json_t *id)
 				pools, control_pool_json(&set->tables[t], t, &info.pools[t]));
 		table = json_pack("{s:s,s:I,s:o,s:f}", "path", info.path, "generation",
 				  (json_int_t)info.generation, "loaded_at",
-				  control_time_json(&info.loaded_at), "load_ms", info.load_ms);
+				  tide_control_time(&info.loaded_at), "load_ms", info.load_ms);
 	} else {
 		table = json_null();
 	}
@@ -227,7 +209,7 @@ static json_t *control_status(json_t *id)
 	return tide_control_ok(
 		id, json_pack("{s:s,s:i,s:o,s:f,s:o,s:o,s:{s:o,s:o},s:i,s:o,s:o,s:o,s:o}",
 			      "version", TIDE_VERSION, "pid", (int)getpid(), "started_at",
-			      control_time_json(&control_started_real), "uptime_s",
+			      tide_control_time(&control_started_real), "uptime_s",
 			      (double)(now.tv_sec - control_started_mono.tv_sec) +
 				      (double)(now.tv_nsec - control_started_mono.tv_nsec) / 1e9,
 			      "hash_fields", control_fields_json(control_cfg->hash_fields),

@@ -21,16 +21,6 @@ static struct tide_control_server control_server;
 
 /* ---- replies ---- */
 
-static void control_time(const struct timespec *ts, char *buf, size_t len)
-{
-	struct tm tm;
-	char base[32];
-
-	gmtime_r(&ts->tv_sec, &tm);
-	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%03ldZ", base, ts->tv_nsec / 1000000L);
-}
-
 static json_t *control_addrs_json(const struct tide_redirect_config *cfg)
 {
 	json_t *a = json_array();
@@ -47,13 +37,12 @@ static json_t *control_addrs_json(const struct tide_redirect_config *cfg)
 static json_t *control_status(const struct redirect_state *st, json_t *id)
 {
 	struct timespec now;
-	char started[48];
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	control_time(&st->started_real, started, sizeof(started));
 	return tide_control_ok(
-		id, json_pack("{s:s,s:i,s:s,s:f,s:s,s:i,s:o,s:s,s:I,s:i,s:o}", "version",
-			      TIDE_VERSION, "pid", (int)getpid(), "started_at", started, "uptime_s",
+		id, json_pack("{s:s,s:i,s:o,s:f,s:s,s:i,s:o,s:s,s:I,s:i,s:o}", "version",
+			      TIDE_VERSION, "pid", (int)getpid(), "started_at",
+			      tide_control_time(&st->started_real), "uptime_s",
 			      (double)(now.tv_sec - st->started_mono.tv_sec) +
 				      (double)(now.tv_nsec - st->started_mono.tv_nsec) / 1e9,
 			      "iface", st->iface, "ifindex", st->ifindex, "netns",
