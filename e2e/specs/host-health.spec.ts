@@ -49,6 +49,40 @@ test("a host's overflowing listener shows live, and its finding is acknowledged"
     await expect(page.getByTestId("host-findings").getByTestId("finding").first()).toBeVisible();
   });
 
+  await test.step("the listener row and the chart say what the findings say", async () => {
+    const listener = web.locator(`[data-testid="listener-row"][data-port="${PORT}"]`);
+    const findings = page.getByTestId("host-findings");
+    const evidence = (kind: string, metric: string) =>
+      findings
+        .locator(`[data-testid="finding"][data-kind="${kind}"]`)
+        .locator(`[data-testid="evidence-row"][data-metric="${metric}"]`);
+    const valueOf = async (kind: string, metric: string) => {
+      const cell = evidence(kind, metric).getByTestId("evidence-value");
+      await expect(cell).toBeVisible();
+      return (await cell.textContent()) ?? "";
+    };
+    // The accept-queue finding knows the effective backlog (ss Send-Q); the listen() backlog the
+    // service asked for is in the capped-backlog finding's evidence (listen_capped probe).
+    const sendQ = await valueOf("accept_queue_overflow", "ss.listen.send_q");
+    expect(sendQ).toBe("128");
+    await expect(listener.getByTestId("listener-send-q")).toHaveText(sendQ);
+    const requested = await valueOf("listen_backlog_capped", "probe.listen_capped.requested");
+    expect(requested).toBe("4,096");
+    await expect(listener.getByTestId("listener-backlog")).toHaveText(requested);
+
+    // One rate: the chart's rate over its window is the finding's value over the same window.
+    const rate = await valueOf("accept_queue_overflow", "TcpExtListenOverflows");
+    expect(rate).toBe("10.0/s");
+    await expect(chart.getByTestId("counter-average")).toHaveText(rate);
+    const window = await evidence("accept_queue_overflow", "TcpExtListenOverflows")
+      .getByTestId("evidence-window")
+      .textContent();
+    const seconds = /over the last (\d+) s/.exec(window ?? "")?.[1];
+    expect(seconds, `evidence window "${window}"`).toBeDefined();
+    await expect(chart).toHaveAttribute("data-window-seconds", seconds!);
+    await expect(chart).toContainText(`over the last ${seconds} s`);
+  });
+
   await test.step("new samples arrive over the live connection without a reload", async () => {
     await page.evaluate(() => {
       (window as unknown as { tideMarker: string }).tideMarker = "same-document";

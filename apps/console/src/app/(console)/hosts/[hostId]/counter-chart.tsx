@@ -12,6 +12,26 @@ function formatRate(v: number | null): string {
 }
 
 /**
+ * The counter's rate over the points' whole span (increase / seconds, gaps left out) and that span:
+ * the same measure a finding states ("10.0/s over the last 29 s"), so the two can be compared.
+ */
+export function windowRate(
+  points: readonly LivePoint[],
+  counter: string,
+): { perSecond: number | null; seconds: number } {
+  let increase = 0;
+  let seconds = 0;
+  for (let i = 1; i < points.length; i++) {
+    const rate = points[i]!.rates[counter];
+    const dt = (Date.parse(points[i]!.at) - Date.parse(points[i - 1]!.at)) / 1000;
+    if (rate === null || rate === undefined || !(dt > 0)) continue;
+    increase += rate * dt;
+    seconds += dt;
+  }
+  return { perSecond: seconds > 0 ? increase / seconds : null, seconds: Math.round(seconds) };
+}
+
+/**
  * Per-second rate of one counter as a small line chart (same look as the console's other SVG
  * charts: theme variables, a <title> for screen readers and tooltips). Gaps (resets, missing
  * counters) break the line rather than drawing zeros.
@@ -36,6 +56,7 @@ export function CounterChart({ counter, points }: { counter: string; points: rea
   if (current) segments.push(current);
   const hot = values.some((v) => (v ?? 0) > 0);
   const label = counter.replace(/^TcpExt/, "");
+  const overall = windowRate(points, counter);
   return (
     <figure
       className={styles.chart}
@@ -44,6 +65,7 @@ export function CounterChart({ counter, points }: { counter: string; points: rea
       data-counter={counter}
       data-points={points.length}
       data-latest={latest ?? ""}
+      data-window-seconds={overall.seconds}
     >
       <figcaption className={styles.chartHead}>
         <span title={counter}>{label}</span>
@@ -75,6 +97,13 @@ export function CounterChart({ counter, points }: { counter: string; points: rea
       </svg>
       <span className="muted" style={{ fontSize: 11 }}>
         peak {formatRate(hot ? max : 0)}
+        {overall.perSecond !== null && (
+          <>
+            {" · "}
+            <span data-testid="counter-average">{formatRate(overall.perSecond)}</span> over the last{" "}
+            {overall.seconds} s
+          </>
+        )}
       </span>
     </figure>
   );

@@ -8,6 +8,9 @@ function nsTitle(ns: LiveNamespace): string {
   return ns.netns.name ? `namespace ${ns.netns.name}` : `namespace inode ${ns.netns.inode}`;
 }
 
+/** Counts as the findings' evidence writes them ("4,096"), so the two read alike. */
+const count = (n: number) => n.toLocaleString("en-US");
+
 /** One network namespace: counter rate charts and its LISTEN sockets with LIMITED / OVERFLOWING flags. */
 export function NamespacePanel({ ns, counters }: { ns: LiveNamespace; counters: readonly string[] }) {
   const listeners = [...ns.listeners].sort(
@@ -66,9 +69,13 @@ export function NamespacePanel({ ns, counters }: { ns: LiveNamespace; counters: 
                   >
                     <td className="mono">{l.address}</td>
                     <td className="num">{l.port}</td>
-                    <td className={`num ${l.recvQ >= l.sendQ ? styles.hot : ""}`}>{l.recvQ}</td>
-                    <td className="num">{l.sendQ}</td>
-                    <td className="num">{l.requestedBacklog ?? "—"}</td>
+                    <td className={`num ${l.recvQ >= l.sendQ ? styles.hot : ""}`}>{count(l.recvQ)}</td>
+                    <td className="num" data-testid="listener-send-q">
+                      {count(l.sendQ)}
+                    </td>
+                    <td className="num" data-testid="listener-backlog">
+                      {l.requestedBacklog === null ? "—" : count(l.requestedBacklog)}
+                    </td>
                     <td className="num">
                       {l.overflowRate === null ? "—" : `${l.overflowRate.toFixed(1)}/s`}
                     </td>
