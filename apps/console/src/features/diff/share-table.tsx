@@ -1,5 +1,5 @@
 import type { TableDiff } from "@tide/contracts";
-import { backendColor } from "~/components/proxy-colors";
+import { backendBackground } from "~/components/proxy-colors";
 import { shortHost } from "~/components/short-host";
 import styles from "./table-diff.module.css";
 
@@ -28,7 +28,11 @@ export function ShareTable({ shares }: { shares: TableDiff["shares"] }) {
         {shares.map((s, i) => (
           <tr key={s.address} data-testid="share-row" data-address={s.address}>
             <td title={`${s.hostname} ${s.address}`} className={styles.shareName}>
-              <span className={styles.swatch} style={{ background: backendColor(i) }} aria-hidden="true" />
+              <span
+                className={styles.swatch}
+                style={{ background: backendBackground(i) }}
+                aria-hidden="true"
+              />
               {shortHost(s.hostname)} <span className="mono muted">{s.address}</span>
             </td>
             <td className="num">{s.before.primary}</td>

@@ -1,5 +1,5 @@
 import type { TableDiff } from "@tide/contracts";
-import { backendColor } from "~/components/proxy-colors";
+import { backendBackground, backendColor } from "~/components/proxy-colors";
 import { ShareChart } from "~/components/share-chart";
 import { ChangedRows } from "./changed-rows";
 import { DiffStats } from "./diff-stats";
@@ -27,6 +27,7 @@ export function TableDiffView({ diff }: { diff: TableDiff }) {
           title={`${column === "primary" ? "Primary" : "Secondary"} rows per proxy, before (faded) and after`}
           hostnames={diff.shares.map((s) => s.hostname)}
           colors={diff.shares.map((_, i) => backendColor(i))}
+          backgrounds={diff.shares.map((_, i) => backendBackground(i))}
           series={[
             { name: `${column} before`, values: diff.shares.map((s) => s.before[column]), look: "faded" },
             { name: `${column} after`, values: diff.shares.map((s) => s.after[column]), look: "solid" },

@@ -2,7 +2,7 @@
 
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { forwardRef, useImperativeHandle, useRef } from "react";
-import { backendColor } from "~/components/proxy-colors";
+import { backendBackground } from "~/components/proxy-colors";
 import styles from "./forwarding-table.module.css";
 import { formatRowHex, TABLE_ROWS } from "./row-number";
 import type { TableBackend } from "./table-backend";
@@ -24,7 +24,7 @@ function Cell({ backend, slot, part }: { backend: TableBackend | undefined; slot
   if (!backend) return <span className={styles.notDrawn}>slot {slot}?</span>;
   return (
     <span className={styles.cell} title={`${backend.hostname} ${backend.address} (${backend.state})`}>
-      <span className={styles.swatch} style={{ background: backendColor(slot) }} aria-hidden="true" />
+      <span className={styles.swatch} style={{ background: backendBackground(slot) }} aria-hidden="true" />
       <span className={styles.hostFull}>{backend.hostname}</span>
       <span className={styles.hostPart} aria-hidden="true" data-testid="host-part">
         {part}

@@ -1,6 +1,6 @@
 "use client";
 
-import { backendColor } from "~/components/proxy-colors";
+import { backendBackground, backendColor } from "~/components/proxy-colors";
 import { shortHost } from "~/components/short-host";
 import { ShareChart } from "~/components/share-chart";
 import { StateBadge } from "~/components/state-badge";
@@ -52,7 +52,7 @@ export function TableShares({
                 <span className={styles.cell}>
                   <span
                     className={styles.swatch}
-                    style={{ background: backendColor(b.slot) }}
+                    style={{ background: backendBackground(b.slot) }}
                     aria-hidden="true"
                   />
                   {shortHost(b.hostname)}
@@ -72,6 +72,7 @@ export function TableShares({
           title="Rows per proxy: primary (solid) and secondary (faded)"
           hostnames={backends.map((b) => b.hostname)}
           colors={backends.map((b) => backendColor(b.slot))}
+          backgrounds={backends.map((b) => backendBackground(b.slot))}
           series={[
             { name: "primary", values: backends.map((b) => primaryCounts[b.slot] ?? 0), look: "solid" },
             { name: "secondary", values: backends.map((b) => secondaryCounts[b.slot] ?? 0), look: "faded" },
