@@ -183,8 +183,14 @@ export function TransitionDialog({
             </div>
           )}
           {data.refusal && (
-            <div className={styles.refusal} role="alert" data-testid="preview-refusal">
-              <span className={styles.refusalCode}>{data.refusal.code}</span> {data.refusal.message}
+            // The reason in plain words only; the code stays in data-code for tests and support.
+            <div
+              className={styles.refusal}
+              role="alert"
+              data-testid="preview-refusal"
+              data-code={data.refusal.code}
+            >
+              {data.refusal.message}
             </div>
           )}
           {data.diff && data.to && (
