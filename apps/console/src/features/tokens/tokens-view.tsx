@@ -23,11 +23,11 @@ export function TokensView() {
   }
   return (
     <div className={styles.page}>
-      <h1>API tokens</h1>
+      <h1>Tokens</h1>
       <CreateTokenForm />
       <section className="panel" aria-labelledby="tokens-heading">
         <header>
-          <h2 id="tokens-heading">Tokens</h2>
+          <h2 id="tokens-heading">Issued tokens</h2>
           <span className="muted">{tokens.data?.length ?? ""}</span>
         </header>
         {tokens.error ? (

@@ -3,7 +3,7 @@ import { requireUser } from "~/features/auth/current-user";
 import { TokensView } from "~/features/tokens/tokens-view";
 import { getQueryClient, HydrateClient, trpc } from "~/trpc/server";
 
-export const metadata: Metadata = { title: "API tokens" };
+export const metadata: Metadata = { title: "Tokens" };
 
 export default async function TokensPage() {
   const me = await requireUser();
