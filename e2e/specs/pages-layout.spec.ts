@@ -1,5 +1,4 @@
-import { writeFile } from "node:fs/promises";
-import type { Page, TestInfo } from "@playwright/test";
+import type { Page } from "@playwright/test";
 import { checkPage, watchConsoleErrors, WIDTHS } from "../support/page-checks";
 import { expect, signIn, test } from "../support/fixtures";
 
@@ -161,11 +160,7 @@ for (const size of WIDTHS) {
           expect(at, `${p.label}: expected console message ${expected}`).toBeGreaterThanOrEqual(0);
           errors.splice(at, 1);
         }
-        try {
-          await checkPage(page, testInfo, p.label, errors);
-        } finally {
-          await keepScreenshots(testInfo);
-        }
+        await checkPage(page, testInfo, p.label, errors);
         const { spill, scrolling } = await panelSpill(page);
         expect(spill, `${p.label} at ${size.width}px: content outside its panel`).toEqual([]);
         // A laptop shows every column without scrolling inside a panel.
@@ -173,12 +168,6 @@ for (const size of WIDTHS) {
       });
     }
   });
-}
-
-/** Writes the screenshots checkPage attached into the test's output folder, to look at as files. */
-async function keepScreenshots(testInfo: TestInfo): Promise<void> {
-  for (const a of testInfo.attachments)
-    if (a.body && a.contentType === "image/png") await writeFile(testInfo.outputPath(a.name), a.body);
 }
 
 /** A new host with a minute of samples: many short-lived curl pids, paths and per-CPU counters. */
@@ -408,11 +397,7 @@ test("at 390 px the header's menu opens the navigation and closes after a choice
   await menu.click();
   await expect(menu).toHaveAttribute("aria-expanded", "true");
   await expect(nav).toBeVisible();
-  try {
-    await checkPage(page, testInfo, "menu-open", errors);
-  } finally {
-    await keepScreenshots(testInfo);
-  }
+  await checkPage(page, testInfo, "menu-open", errors);
   await nav.getByRole("link", { name: "Hosts" }).click();
   await expect(page).toHaveURL(/\/hosts$/);
   await expect(nav).toBeHidden();

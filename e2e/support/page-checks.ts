@@ -1,8 +1,11 @@
 /**
  * Checks every console page must pass at every width: no sideways page scroll, no console errors,
  * no serious or critical accessibility violations (axe-core), and a full-page screenshot kept as a
- * test artifact. Specs open a page, then call checkPage(); watchConsoleErrors() must be attached
- * before the page loads so errors during hydration are seen.
+ * file. Specs open a page, then call checkPage();
+ * watchConsoleErrors() must be attached before the page loads so errors during hydration are seen.
+ *
+ * Screenshots: e2e/test-results/<test>/<page>-<width>.png (playwright.config.ts outputDir; each
+ * run starts it afresh), also attached to the test for reporters.
  */
 import AxeBuilder from "@axe-core/playwright";
 import { expect, type Page, type TestInfo } from "@playwright/test";
@@ -62,8 +65,20 @@ export async function seriousA11yViolations(page: Page): Promise<string[]> {
 }
 
 /**
- * Asserts the open page fits its width, logged no errors and has no serious a11y violations, and
- * attaches a full-page screenshot named `<label>-<width>.png`.
+ * Keeps a full-page screenshot of the open page as `<label>-<width>.png` in the test's output
+ * folder (and attached to the test), whatever the checks then find.
+ */
+export async function keepScreenshot(page: Page, testInfo: TestInfo, label: string): Promise<void> {
+  const width = page.viewportSize()?.width ?? 0;
+  const name = `${label}-${width}.png`;
+  const path = testInfo.outputPath(name);
+  await page.screenshot({ fullPage: true, path });
+  await testInfo.attach(name, { path, contentType: "image/png" });
+}
+
+/**
+ * Keeps a screenshot (keepScreenshot), then asserts the open page fits its width, logged no errors
+ * and has no serious a11y violations.
  */
 export async function checkPage(
   page: Page,
@@ -72,8 +87,7 @@ export async function checkPage(
   errors: string[],
 ): Promise<void> {
   const width = page.viewportSize()?.width ?? 0;
-  const shot = await page.screenshot({ fullPage: true });
-  await testInfo.attach(`${label}-${width}.png`, { body: shot, contentType: "image/png" });
+  await keepScreenshot(page, testInfo, label);
   const { overflow, widest } = await sidewaysOverflow(page);
   expect(overflow, `${label} at ${width}px scrolls sideways by ${overflow}px: ${widest.join("; ")}`).toBe(0);
   expect(await seriousA11yViolations(page), `${label} at ${width}px: axe serious/critical`).toEqual([]);

@@ -1,11 +1,21 @@
-import type { FullResult, Reporter, TestCase, TestResult } from "@playwright/test/reporter";
+import type { FullConfig, FullResult, Reporter, TestCase, TestResult } from "@playwright/test/reporter";
 
-/** Prints a plain closing line "N passed, N failed" (same shape as the other test tiers). */
+/**
+ * Prints where the screenshots are and a plain closing line "N passed, N failed" (same shape as the
+ * other test tiers).
+ */
 export default class SummaryReporter implements Reporter {
   private readonly final = new Map<string, TestResult["status"]>();
+  private outputDir = "";
+  private screenshots = 0;
+
+  onBegin(config: FullConfig): void {
+    this.outputDir = config.projects[0]?.outputDir ?? "";
+  }
 
   onTestEnd(test: TestCase, result: TestResult): void {
     this.final.set(test.id, result.status);
+    this.screenshots += result.attachments.filter((a) => a.contentType === "image/png" && a.path).length;
   }
 
   onEnd(result: FullResult): void {
@@ -17,6 +27,11 @@ export default class SummaryReporter implements Reporter {
     }
     // A failing global setup runs no test: count the run itself as a failure.
     if (result.status !== "passed" && failed === 0) failed = 1;
+    if (this.screenshots > 0 && this.outputDir) {
+      process.stdout.write(
+        `${this.screenshots} screenshots (<page>-<width>.png, one folder per test) in ${this.outputDir}/\n`,
+      );
+    }
     process.stdout.write(`${passed} passed, ${failed} failed\n`);
   }
 
