@@ -31,6 +31,7 @@ import { accessSync, constants, existsSync, mkdtempSync, readdirSync, readFileSy
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { GUE_PORT, HEALTH_DEFAULTS, redirectControlResults, type HealthCheckJob } from "@tide/contracts";
+import { sleep, waitFor } from "@tide/devstack";
 import { controlExchange } from "../src/dataplane/control-client";
 import { HealthChecker } from "../src/health/health-checker";
 import { HealthcheckClient } from "../src/health/healthcheck-client";
@@ -69,7 +70,6 @@ const namespaces = (): string[] =>
     .map((l) => l.split(" ")[0] ?? "")
     .filter((n) => n !== "")
     .sort();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let workDir = "";
 const children: ChildProcess[] = [];
@@ -109,15 +109,6 @@ async function stop(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
   await exited;
   clearTimeout(timer);
-}
-
-async function waitUntil(what: string, child: ChildProcess, done: () => boolean): Promise<void> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (!done()) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
-    if (Date.now() > deadline) throw new Error(`${what} not ready after ${START_TIMEOUT_MS} ms`);
-    await sleep(25);
-  }
 }
 
 const redirectSocket = (i: number) => path.join(workDir, `redirect${i}.sock`);
@@ -170,7 +161,11 @@ async function setUp(): Promise<void> {
       { stdio: ["ignore", "ignore", "inherit"] },
     );
     children.push(r);
-    await waitUntil(`tide-redirect on ${proxyIf(i)}`, r, () => existsSync(redirectSocket(i)));
+    await waitFor(`tide-redirect on ${proxyIf(i)} to be ready`, () => existsSync(redirectSocket(i)), {
+      timeoutMs: START_TIMEOUT_MS,
+      intervalMs: 25,
+      whileRunning: r,
+    });
   }
   const serverCode =
     "require('node:http').createServer((q, s) => s.end('ok\\n'))" +
@@ -181,7 +176,11 @@ async function setUp(): Promise<void> {
   children.push(server);
   let out = "";
   server.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-  await waitUntil("http server", server, () => out.includes("listening"));
+  await waitFor("http server to be ready", () => out.includes("listening"), {
+    timeoutMs: START_TIMEOUT_MS,
+    intervalMs: 25,
+    whileRunning: server,
+  });
 }
 
 async function cleanUp(): Promise<void> {
@@ -323,16 +322,18 @@ async function run(proxies: number, clkTck: number): Promise<Row> {
   const upBy = started + (RISE - 1) * INTERVAL_MS + INTERVAL_MS / 2;
   const deadline = upBy + 3 * INTERVAL_MS;
   const allUp = () => hc.views().every((v) => v.up === true);
-  await sleep(upBy - performance.now());
-  while (!allUp() && performance.now() < deadline) await sleep(100);
-  if (!allUp()) {
-    const down = hc
+  const down = () =>
+    hc
       .views()
       .filter((v) => v.up !== true)
       .slice(0, 5)
       .map((v) => `${v.proxyId}: ${v.checks.map((x) => `${x.kind} ${x.detail}`).join(", ")}`);
-    throw new Error(`${proxies} proxies: not all up after warm-up (${down.join("; ")})`);
-  }
+  await sleep(upBy - performance.now());
+  await waitFor(`all ${proxies} proxies up after warm-up`, allUp, {
+    timeoutMs: Math.max(0, Math.round(deadline - performance.now())),
+    intervalMs: 100,
+    detail: () => `down: ${down().join("; ")}`,
+  });
   // Measure from half an interval after a round for whole intervals: whole rounds only.
   const intervalsSoFar = Math.ceil((performance.now() - started) / INTERVAL_MS - 0.5);
   await sleep(started + (intervalsSoFar + 0.5) * INTERVAL_MS - performance.now());

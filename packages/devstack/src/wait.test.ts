@@ -34,4 +34,33 @@ describe("waitFor", () => {
       waitFor("the console", failing, { timeoutMs: 20, intervalMs: 5, retryErrors: true }),
     ).rejects.toThrow("timed out after 20 ms waiting for the console (last error: ECONNRESET)");
   });
+
+  it("fails at once, with the exit code or signal, when the process it waits on has exited", async () => {
+    const child: { exitCode: number | null; signalCode: NodeJS.Signals | null } = {
+      exitCode: null,
+      signalCode: null,
+    };
+    let calls = 0;
+    const start = Date.now();
+    const waiting = waitFor(
+      "the socket",
+      () => {
+        if (++calls === 2) child.exitCode = 1;
+        return false;
+      },
+      { timeoutMs: 60_000, intervalMs: 1, whileRunning: child, detail: () => "log: bind failed" },
+    );
+    await expect(waiting).rejects.toThrow(
+      "gave up waiting for the socket: its process exited (code 1); log: bind failed",
+    );
+    expect(calls).toBe(2);
+    expect(Date.now() - start).toBeLessThan(5_000);
+    child.exitCode = null;
+    child.signalCode = "SIGKILL";
+    await expect(
+      waitFor("the socket", () => true, { timeoutMs: 1_000, whileRunning: child }),
+    ).rejects.toThrow("gave up waiting for the socket: its process exited (signal SIGKILL)");
+    child.signalCode = null;
+    expect(await waitFor("the socket", () => "up", { timeoutMs: 1_000, whileRunning: child })).toBe("up");
+  });
 });

@@ -6,6 +6,7 @@
  *
  *   const finding = await waitFor("an open finding", () => findOpen(), { timeoutMs: 90_000 });
  *   await waitFor("the control socket", () => existsSync(socket), { timeoutMs: 30_000, intervalMs: 20 });
+ *   await waitFor("tide-redirect's socket", () => existsSync(socket), { timeoutMs: 10_000, whileRunning: child });
  */
 
 export interface WaitOptions {
@@ -20,6 +21,17 @@ export interface WaitOptions {
   retryErrors?: boolean;
   /** More context for the timeout message (a process's log, the last value seen). */
   detail?: () => string;
+  /**
+   * The process that is to make the condition true (a daemon starting up): once it has exited the
+   * wait fails at once, naming its exit code or signal, instead of running out the clock.
+   */
+  whileRunning?: RunningProcess;
+}
+
+/** What `whileRunning` needs of a process (a node ChildProcess has it). */
+interface RunningProcess {
+  readonly exitCode: number | null;
+  readonly signalCode: NodeJS.Signals | null;
 }
 
 /** A probe's "not yet". */
@@ -32,10 +44,25 @@ export async function waitFor<T>(
   probe: () => T | NotYet | Promise<T | NotYet>,
   options: WaitOptions,
 ): Promise<Exclude<T, NotYet>> {
-  const { timeoutMs, intervalMs = DEFAULT_WAIT_INTERVAL_MS, retryErrors = false, detail } = options;
+  const {
+    timeoutMs,
+    intervalMs = DEFAULT_WAIT_INTERVAL_MS,
+    retryErrors = false,
+    detail,
+    whileRunning,
+  } = options;
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown = undefined;
   for (;;) {
+    if (whileRunning && (whileRunning.exitCode !== null || whileRunning.signalCode !== null)) {
+      const how =
+        whileRunning.exitCode !== null
+          ? `code ${whileRunning.exitCode}`
+          : `signal ${whileRunning.signalCode}`;
+      let message = `gave up waiting for ${what}: its process exited (${how})`;
+      if (detail) message += `; ${detail()}`;
+      throw new Error(message);
+    }
     try {
       const value = await probe();
       if (value !== undefined && value !== false) return value as Exclude<T, NotYet>;

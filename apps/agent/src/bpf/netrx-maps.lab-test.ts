@@ -186,7 +186,19 @@ describe("tide-probes' pinned NET_RX maps through npm bpf", () => {
         expect(existsSync(path.join(pinDir, name)), name).toBe(true);
 
       reading = true;
-      for (let until = Date.now() + 20_000; triples.length < 5 && Date.now() < until;) await ping();
+      await waitFor(
+        "5 sandwiched readings",
+        async () => {
+          if (triples.length >= 5) return true;
+          await ping();
+          return false;
+        },
+        {
+          timeoutMs: 20_000,
+          intervalMs: 0,
+          detail: () => `${triples.length} so far, ${discarded} discarded`,
+        },
+      );
       expect(triples.length, `sandwiched readings (${discarded} discarded)`).toBe(5);
 
       let runsSeen = 0;

@@ -192,21 +192,21 @@ describe("director tables applied by the agent", () => {
     reconciler.setDesired(7, [web.desired]);
     reconciler.start();
     try {
-      const servedWeb = async (deadlineMs: number) => {
-        const until = Date.now() + deadlineMs;
-        for (;;) {
-          const s = await directorState(socket);
-          if (
-            s.reachable &&
-            s.tableHashes.web === web.desired.contentHash &&
-            Object.keys(s.tableHashes).length === 1
-          )
-            return Date.now();
-          if (Date.now() > until)
-            throw new Error(`not served after ${deadlineMs} ms:\n${lines.join("\n")}\n${log}`);
-          await new Promise((r) => setTimeout(r, 10));
-        }
-      };
+      /** When the director serves the console's web table and nothing else. */
+      const servedWeb = (deadlineMs: number) =>
+        waitFor(
+          "the director to serve the web table alone",
+          async () => {
+            const s = await directorState(socket);
+            return (
+              s.reachable &&
+              s.tableHashes.web === web.desired.contentHash &&
+              Object.keys(s.tableHashes).length === 1 &&
+              Date.now()
+            );
+          },
+          { timeoutMs: deadlineMs, intervalMs: 10, detail: () => `\n${lines.join("\n")}\n${log}` },
+        );
       await servedWeb(10_000);
 
       // kill -9: no orderly exit, the socket file stays behind; start it again with no table.

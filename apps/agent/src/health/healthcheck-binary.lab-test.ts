@@ -118,14 +118,6 @@ async function stop(child: ChildProcess | null): Promise<void> {
   clearTimeout(timer);
 }
 
-async function waitUntil(what: string, child: ChildProcess, done: () => boolean): Promise<void> {
-  const ready = () => {
-    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
-    return done();
-  };
-  await waitFor(`${what} to be ready`, ready, { timeoutMs: START_TIMEOUT_MS, intervalMs: 25 });
-}
-
 async function redirectUp(): Promise<void> {
   if (redirect !== null && redirect.exitCode === null) return;
   rmSync(redirectSocket(), { force: true });
@@ -134,7 +126,11 @@ async function redirectUp(): Promise<void> {
     stdio: ["ignore", "inherit", "inherit"],
   });
   const r = redirect;
-  await waitUntil("tide-redirect", r, () => existsSync(redirectSocket()));
+  await waitFor("tide-redirect to be ready", () => existsSync(redirectSocket()), {
+    timeoutMs: START_TIMEOUT_MS,
+    intervalMs: 25,
+    whileRunning: r,
+  });
 }
 
 async function redirectDown(): Promise<void> {
@@ -184,7 +180,11 @@ async function serverUp(): Promise<void> {
   server = s;
   let out = "";
   s.stdout!.on("data", (d) => (out += d.toString()));
-  await waitUntil("http server", s, () => out.includes("Serving HTTP"));
+  await waitFor("http server to be ready", () => out.includes("Serving HTTP"), {
+    timeoutMs: START_TIMEOUT_MS,
+    intervalMs: 25,
+    whileRunning: s,
+  });
 }
 
 async function serverDown(): Promise<void> {

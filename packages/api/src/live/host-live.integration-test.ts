@@ -1,5 +1,6 @@
 import { newId } from "@tide/contracts";
 import { createDb, type Db } from "@tide/db";
+import { waitFor } from "@tide/devstack/wait";
 import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { truncateAll } from "../testing/fixtures";
@@ -30,14 +31,8 @@ async function listeners(): Promise<number[]> {
   return r.rows.map((x) => x.pid);
 }
 
-async function poll<T>(what: string, fn: () => Promise<T | undefined | null | false> | T): Promise<T> {
-  for (let i = 0; i < 300; i++) {
-    const v = await fn();
-    if (v) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+/** How long and how often the tests below look again (LISTEN/NOTIFY answers in milliseconds). */
+const POLL = { timeoutMs: 15_000, intervalMs: 50 };
 
 const notify = (payload: string) => admin.query(`SELECT pg_notify($1, $2)`, [OBSERVATIONS_CHANNEL, payload]);
 
@@ -56,21 +51,25 @@ describe("shared LISTEN connection", () => {
 
     await notify(a);
     await notify(`${a} findings`);
-    await poll("A's notifications", () => got.a1!.length === 2 && got.a2!.length === 2);
+    await waitFor("A's notifications", () => got.a1!.length === 2 && got.a2!.length === 2, POLL);
     expect(got).toEqual({ a1: ["samples", "findings"], a2: ["samples", "findings"], b: [] });
 
     // The connection dies: it comes back by itself and everyone is told to re-read.
     await admin.query("SELECT pg_terminate_backend($1)", [pid]);
-    await poll("the resync after reconnecting", () => got.b!.length === 1);
+    await waitFor("the resync after reconnecting", () => got.b!.length === 1, POLL);
     expect(got.b).toEqual(["findings"]);
-    const [pid2, ...more2] = await poll("a new LISTEN connection", async () => {
-      const l = await listeners();
-      return l.length > 0 && l[0] !== pid && l;
-    });
+    const [pid2, ...more2] = await waitFor(
+      "a new LISTEN connection",
+      async () => {
+        const l = await listeners();
+        return l.length > 0 && l[0] !== pid && l;
+      },
+      POLL,
+    );
     expect(more2).toEqual([]);
     expect(pid2).not.toBe(pid);
     await notify(b);
-    await poll("B's notification after the reconnect", () => got.b!.length === 2);
+    await waitFor("B's notification after the reconnect", () => got.b!.length === 2, POLL);
     expect(got.b).toEqual(["findings", "samples"]);
 
     // The last page gone: the connection closes.
@@ -79,6 +78,6 @@ describe("shared LISTEN connection", () => {
     expect(listener.size()).toEqual({ hosts: 1, subscribers: 1, connected: true });
     offA2();
     expect(listener.size()).toEqual({ hosts: 0, subscribers: 0, connected: false });
-    await poll("the LISTEN connection to close", async () => (await listeners()).length === 0);
+    await waitFor("the LISTEN connection to close", async () => (await listeners()).length === 0, POLL);
   });
 });

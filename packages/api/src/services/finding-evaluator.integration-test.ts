@@ -1,5 +1,6 @@
 import { newId, type Observation } from "@tide/contracts";
 import { createDb, storeBatch, type Db, type Prisma } from "@tide/db";
+import { waitFor } from "@tide/devstack/wait";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { truncateAll } from "../testing/fixtures";
 import { evaluateHost } from "./finding-evaluation";
@@ -90,14 +91,8 @@ function deferred() {
   return { promise, resolve };
 }
 
-async function poll<T>(what: string, fn: () => Promise<T | undefined | null | false>): Promise<T> {
-  for (let i = 0; i < 300; i++) {
-    const v = await fn();
-    if (v) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+/** How long and how often the tests below look again. */
+const POLL = { timeoutMs: 15_000, intervalMs: 50 };
 
 describe("finding evaluator", () => {
   it("coalesces batches that arrive during a host's evaluation into one more, never concurrent per host", async () => {
@@ -199,7 +194,7 @@ describe("finding evaluator", () => {
       evaluator.schedule(a);
       await evaluator.idle();
       expect(evaluator.failing()).toEqual([a]);
-      await poll("the timed retry", async () => (await db.finding.count()) === 1);
+      await waitFor("the timed retry", async () => (await db.finding.count()) === 1, POLL);
       await evaluator.idle();
       expect(evaluator.failing()).toEqual([]);
       expect(evaluator.stats.failures).toBe(2);

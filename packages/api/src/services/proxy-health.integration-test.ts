@@ -1,5 +1,6 @@
 import type { HealthCheckOutcome, ProxyHealthView } from "@tide/contracts";
 import { createDb, type Db } from "@tide/db";
+import { waitFor } from "@tide/devstack/wait";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import type { HostCaller } from "../auth/host-tokens.service";
 import { callerFor, makePool, makeUser, restCall, truncateAll } from "../testing/fixtures";
@@ -164,9 +165,9 @@ describe("proxy health from the directors' checks", () => {
     const held = await f.report("dir-a", [f.view(0, true)]);
     await f.report("dir-b", [f.view(0, true)]);
     expect(held.changed).toEqual([]);
-    const deadline = Date.now() + 5_000;
-    while ((await f.health())[0] !== "up" && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 100));
+    await waitFor("www-proxy-1 back up when its hold ends", async () => (await f.health())[0] === "up", {
+      timeoutMs: 5_000,
+    });
     expect(await f.health()).toEqual(["up", "up", "up"]);
     expect((await f.latest()).cause).toBe("health: www-proxy-1 up");
   });
