@@ -67,6 +67,14 @@ export default tseslint.config(
               regex: "^(\\.\\./)+[^./][^/]*/src/",
               message: "Import another workspace through its package name and exports, not its src/ folder.",
             },
+            {
+              // No package.json by relative path: ../../../package.json from apps/agent/src is the
+              // root's, outside every workspace (the agent once read its version so). A path cannot
+              // tell the root's or another workspace's from the file's own, so all are refused.
+              regex: "^(\\.\\./)+([^/]+/)*package\\.json$",
+              message:
+                "Do not import a package.json by relative path (the root's or another workspace's): take the value from the build or a package export.",
+            },
           ],
         },
       ],
