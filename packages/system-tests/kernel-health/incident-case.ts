@@ -1,7 +1,8 @@
 /**
- * What one kernel incident's end-to-end test is (cases/<slug>.ts, one file per incident of the
- * registry, @tide/contracts' KERNEL_INCIDENTS) and what it gets from incidents.lab-test.ts, which
- * runs every case concurrently against one console and one agent (end-to-end-harness.ts).
+ * What one kernel incident's end-to-end test is (cases/<slug>.ts exporting `incidentTest`, one file
+ * per incident of the registry, @tide/contracts' KERNEL_INCIDENTS) and what it gets from
+ * incidents.lab-test.ts, which runs every case concurrently against one console and one agent
+ * (end-to-end-harness.ts).
  */
 import type { KernelIncidentSlug } from "@tide/contracts";
 import { counterDelta, readNetCounters } from "@tide/lab/incidents";
@@ -44,14 +45,6 @@ export interface IncidentCase<H extends Incident = Incident> {
 /** A case, with the type of its incident inferred from setup(). */
 export function incidentCase<H extends Incident>(c: IncidentCase<H>): IncidentCase<H> {
   return c;
-}
-
-/**
- * A registry incident whose test needs a console and agent of its own, in the named file of
- * kernel-health (e.g. the incident must exist before the agent starts).
- */
-export interface OwnFile {
-  ownFile: `${string}.lab-test.ts`;
 }
 
 /** A finding about this namespace. */

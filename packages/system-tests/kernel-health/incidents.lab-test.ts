@@ -1,6 +1,6 @@
 /**
  * Kernel health end to end for every incident of the registry (@tide/contracts' KERNEL_INCIDENTS),
- * each from its case in cases/<slug>.ts (root): the incident runs in its own namespaces -> the real
+ * each from its case, cases/<slug>.ts (root): the incident runs in its own namespaces -> the real
  * agent, in-process, samples it -> the real console (production build, on a throwaway PostgreSQL)
  * opens the right finding (this host, the incident's namespace and port, or the PMTU path's target)
  * -> the incident's remedy -> the console resolves the finding.
@@ -8,28 +8,33 @@
  * One console and one agent serve every case, and the cases run concurrently (their namespaces are
  * separate): a finding resolves only once the 1-minute window is quiet, so running them one after
  * the other would cost minutes each. A case waits (bounded) for the cases it names in `runsAfter`.
- * Time to open and to resolve is printed, never asserted. An incident whose case needs a console
- * and agent of its own (accept-queue) names its file, which has to exist.
+ * Time to open and to resolve is printed, never asserted. An incident whose test needs a console
+ * and agent of its own has <slug>.lab-test.ts here instead (accept-queue); an incident with neither
+ * fails here.
  */
 import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KERNEL_INCIDENTS, type KernelIncidentSlug } from "@tide/contracts";
+import { KERNEL_INCIDENTS, type KernelIncident, type KernelIncidentSlug } from "@tide/contracts";
 import { listNamespaces } from "@tide/lab";
 import { INCIDENT_PREFIX } from "@tide/lab/incidents";
 import { PROBES_BINARY, startEndToEnd, type EndToEnd } from "../harness/end-to-end-harness";
-import { incidentCases } from "./cases";
 import { IncidentContext, TEST_TIMEOUT_MS, type IncidentCase } from "./incident-case";
 
 const HOST = "agent-e2e-incidents";
 /** Longest wait of a case for the cases it runs after (they take ~100 s). */
 const GATE_MAX_WAIT_MS = 240_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const exists = (file: string) => existsSync(new URL(file, import.meta.url));
 
-const incidents = KERNEL_INCIDENTS.map((incident) => ({ incident, c: incidentCases[incident.slug] }));
-const shared = incidents.flatMap(({ incident, c }) =>
-  "run" in c ? [{ incident, c: c as IncidentCase }] : [],
+/** The registry's incidents, each with its case (null: its own file, or none). */
+const incidents: { incident: KernelIncident; c: IncidentCase | null }[] = await Promise.all(
+  KERNEL_INCIDENTS.map(async (incident) => {
+    if (!exists(`./cases/${incident.slug}.ts`)) return { incident, c: null };
+    const module = (await import(`./cases/${incident.slug}.ts`)) as { incidentTest: IncidentCase };
+    return { incident, c: module.incidentTest };
+  }),
 );
+const shared = incidents.flatMap(({ incident, c }) => (c ? [{ incident, c }] : []));
 
 /** Each shared case's end, pass or fail, for the cases that run after it. */
 const ended = new Map<KernelIncidentSlug, { wait: Promise<void>; open: () => void }>(
@@ -74,15 +79,16 @@ describe("kernel health end to end: every registry incident", () => {
   }, 60_000);
 
   for (const { incident, c } of incidents) {
-    if ("ownFile" in c) {
-      it(`incident ${incident.number} (${incident.slug}) has its own file, ${c.ownFile}`, () => {
-        expect(existsSync(fileURLToPath(new URL(c.ownFile, import.meta.url)))).toBe(true);
+    const name = `incident ${incident.number} (${incident.slug})`;
+    if (c === null) {
+      it(`${name} has an end-to-end test: cases/${incident.slug}.ts or ${incident.slug}.lab-test.ts`, () => {
+        expect(exists(`./${incident.slug}.lab-test.ts`)).toBe(true);
       });
       continue;
     }
-    const { title, runsAfter = [], setup, run } = c as IncidentCase;
+    const { title, runsAfter = [], setup, run } = c;
     it.concurrent(
-      `incident ${incident.number} (${incident.slug}): ${title}`,
+      `${name}: ${title}`,
       async () => {
         try {
           // bounded: with `-t` filtering the others out, their ends never come
@@ -91,10 +97,9 @@ describe("kernel health end to end: every registry incident", () => {
             sleep(GATE_MAX_WAIT_MS),
           ]);
           if (env === undefined) throw new Error("the console and agent did not start (see beforeAll)");
-          const context = new IncidentContext(env, summary, incident.slug);
           const h = await setup?.();
           try {
-            await run(context, h as never);
+            await run(new IncidentContext(env, summary, incident.slug), h as never);
           } finally {
             await h?.teardown();
           }

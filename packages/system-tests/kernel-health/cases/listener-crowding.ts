@@ -5,7 +5,7 @@ import { LISTENER_CROWDING_WARN } from "@tide/diagnostics";
 import { poll } from "../../harness/end-to-end-harness";
 import { TEST_TIMEOUT_MS, incidentCase } from "../incident-case";
 
-export const listenerCrowdingCase = incidentCase({
+export const incidentTest = incidentCase({
   title: "16,000 listeners on :53: listener_crowding for the port; one wildcard listener resolves it",
   setup: () => listenerCrowding.setup({ port: 53 }),
   async run(c, h) {

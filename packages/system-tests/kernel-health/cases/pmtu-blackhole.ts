@@ -16,7 +16,7 @@ const PMTU_TARGET_BLACKHOLE = "10.201.33.2";
 const PMTU_TARGET_MISMATCH = "10.201.33.3";
 let gateway: PmtuGateway | undefined;
 
-export const pmtuBlackholeCase: IncidentCase = {
+export const incidentTest: IncidentCase = {
   title:
     "PMTU: a blackhole (frag-needed dropped), then an MTU mismatch on one link: pmtu_blackhole for the target; the remedy resolves it",
   agent: {

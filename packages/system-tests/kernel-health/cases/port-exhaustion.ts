@@ -5,7 +5,7 @@ import { portExhaustion } from "@tide/lab/incidents";
 import { poll } from "../../harness/end-to-end-harness";
 import { inNamespace, incidentCase } from "../incident-case";
 
-export const portExhaustionCase = incidentCase({
+export const incidentTest = incidentCase({
   title: "connect() with half the port range held: connect_port_exhaustion; IP_LOCAL_PORT_RANGE windows",
   setup: () => portExhaustion.setup({ rangeLow: 50000, rangeHigh: 51999, window: 100 }),
   async run(c, h) {

@@ -4,7 +4,7 @@ import { softirqStall } from "@tide/lab/incidents";
 import { poll } from "../../harness/end-to-end-harness";
 import { incidentCase } from "../incident-case";
 
-export const softirqStallCase = incidentCase({
+export const incidentTest = incidentCase({
   title:
     "NET_RX stalls on one CPU (a long nftables chain, RPS, a UDP flood): softirq_net_rx_stall for the CPU; deleting the chain resolves it",
   // Receive-queue collapsing runs inside NET_RX for milliseconds, which the stall finding would

@@ -3,7 +3,7 @@ import { expect } from "vitest";
 import { synQueue } from "@tide/lab/incidents";
 import { countersAround, incidentCase } from "../incident-case";
 
-export const synQueueCase = incidentCase({
+export const incidentTest = incidentCase({
   title: "SYN queue full with cookies off: syn_flood_drops; cookies on and a larger backlog resolve it",
   setup: () => synQueue.setup({ backlog: 16, syncookies: 0 }),
   async run(c, h) {

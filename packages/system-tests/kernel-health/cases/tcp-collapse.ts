@@ -3,7 +3,7 @@ import { expect } from "vitest";
 import { tcpCollapse } from "@tide/lab/incidents";
 import { countersAround, incidentCase } from "../incident-case";
 
-export const tcpCollapseCase = incidentCase({
+export const incidentTest = incidentCase({
   title:
     "a slow reader of 1-byte segments with a 32 MiB tcp_rmem: tcp_collapse; a smaller tcp_rmem resolves it",
   setup: () => tcpCollapse.setup(),
