@@ -21,7 +21,6 @@ import {
   type RuleContext,
   type WindowRate,
 } from "../evaluation";
-import { KERNEL_DEFAULT_SOMAXCONN } from "../thresholds";
 
 /**
  * Incident 1: accept queue overflow and the capped listen() backlog.
@@ -34,6 +33,12 @@ import { KERNEL_DEFAULT_SOMAXCONN } from "../thresholds";
  * sk_max_ack_backlog, i.e. net.core.somaxconn *of the socket's namespace* cut it. info on its own,
  * warn when the same port overflows.
  */
+
+/**
+ * The kernel's default net.core.somaxconn since 5.4 (4096): what a new network namespace starts
+ * with, whatever the host's root namespace was set to.
+ */
+export const KERNEL_DEFAULT_SOMAXCONN = 4096;
 
 interface PortOverflow {
   port: number;

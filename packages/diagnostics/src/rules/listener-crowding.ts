@@ -8,7 +8,6 @@ import {
   type Rule,
   type RuleContext,
 } from "../evaluation";
-import { LISTENER_HASH_BY_ADDRESS_SINCE } from "../thresholds";
 
 /**
  * Incident 7: listening hash crowding. Many listeners on one port bound to distinct addresses (16k
@@ -17,6 +16,9 @@ import { LISTENER_HASH_BY_ADDRESS_SINCE } from "../thresholds";
  * per-port listener count is still a finding. Counted from the latest sample's listenPorts (complete
  * even when the listener list is truncated): > LISTENER_CROWDING_WARN warn, critical on older kernels.
  */
+
+/** First kernel (major, minor) whose listening lookup hashes by address and port (lhash2). */
+export const LISTENER_HASH_BY_ADDRESS_SINCE: readonly [number, number] = [4, 17];
 
 /** Whether the kernel release predates the address-and-port listening hash, or null if unknown. */
 export function portOnlyListenHash(kernelRelease: string | null): boolean | null {

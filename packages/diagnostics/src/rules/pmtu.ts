@@ -36,6 +36,9 @@ import {
  *    is dropped on the way back, or for a VIP reaches a proxy that does not own the flow).
  */
 
+/** MTU of plain Ethernet: a path check below it on a 1500 link means an MTU step on the path. */
+export const ETHERNET_MTU = 1500;
+
 /** Latest result per target over the window's samples. */
 function latestPaths(ctx: RuleContext): Map<string, PmtuPathResult> {
   const out = new Map<string, PmtuPathResult>();

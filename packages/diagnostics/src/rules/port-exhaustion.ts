@@ -14,7 +14,6 @@ import {
   type RuleContext,
 } from "../evaluation";
 import { histogramCount, histogramQuantile } from "../histogram";
-import { CONNECT_EADDRNOTAVAIL_CRITICAL_PER_S, CONNECT_MIN_CALLS } from "../thresholds";
 
 /**
  * Incident 4: slow connect() from ephemeral port exhaustion. The kernel scans even source ports
@@ -26,6 +25,12 @@ import { CONNECT_EADDRNOTAVAIL_CRITICAL_PER_S, CONNECT_MIN_CALLS } from "../thre
  *  - warn: p99 > CONNECT_P99_WARN_US and more than half the range in use, seen as most new connections
  *    getting odd ports (the even half is full) or sockstat TCP inuse + tw above half the range.
  */
+
+/** Fewest connect() calls in the window for a p99 to mean something (1% of 100 is one call). */
+export const CONNECT_MIN_CALLS = 100;
+
+/** EADDRNOTAVAIL per second (window average) above which connect failures are critical: any. */
+export const CONNECT_EADDRNOTAVAIL_CRITICAL_PER_S = 0;
 
 function evaluate(ctx: RuleContext): Finding[] {
   if (!probeOn(ctx, "connect_latency") || !hasCoverage(ctx)) return [];

@@ -15,7 +15,6 @@ import {
   type RuleContext,
   overWindowText,
 } from "../evaluation";
-import { SYN_FLOOD_COMPLETION_RATIO } from "../thresholds";
 
 /**
  * Incident 2: SYN queue full. With cookies on (tcp_syncookies 1) the kernel answers with a SYN
@@ -24,6 +23,12 @@ import { SYN_FLOOD_COMPLETION_RATIO } from "../thresholds";
  * load whose queue is too small for RTT x rate; a real flood shows as cookies that never come back
  * (SyncookiesRecv / SyncookiesSent below SYN_FLOOD_COMPLETION_RATIO).
  */
+
+/**
+ * SYN cookie completion ratio (SyncookiesRecv / SyncookiesSent) below which cookie traffic looks
+ * like a real flood: spoofed SYNs never come back with the final ACK, legitimate clients do.
+ */
+export const SYN_FLOOD_COMPLETION_RATIO = 0.1;
 
 function largestBacklog(ns: NamespaceObservation): number {
   return Math.max(0, ...ns.listeners.map((l) => l.sendQ));

@@ -15,7 +15,6 @@ import {
   type RuleContext,
   overWindowText,
 } from "../evaluation";
-import { TCP_RMEM_LARGE_BYTES, TCP_RMEM_SUGGESTED } from "../thresholds";
 
 /**
  * Incident 6: tcp_collapse. When a socket's receive queue outgrows its buffer the kernel prunes it
@@ -24,6 +23,15 @@ import { TCP_RMEM_LARGE_BYTES, TCP_RMEM_SUGGESTED } from "../thresholds";
  * thresholds on either rate; RcvPruned (data thrown away because collapsing was not enough) above the
  * warn rate makes it critical.
  */
+
+/**
+ * tcp_rmem max above which receive-buffer collapsing gets expensive, in bytes: 32 MiB gave 21 ms
+ * of collapse in softirq, 4 MiB a few ms. The kernel default is 6 MiB.
+ */
+export const TCP_RMEM_LARGE_BYTES = 8 * 1024 * 1024;
+
+/** A sane tcp_rmem to suggest: the kernel defaults (4 KiB, 128 KiB, 6 MiB). */
+export const TCP_RMEM_SUGGESTED: readonly [number, number, number] = [4096, 131072, 6291456];
 
 function worse(a: FindingSeverity | null, b: FindingSeverity | null): FindingSeverity | null {
   if (a === null) return b;
