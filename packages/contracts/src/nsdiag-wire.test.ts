@@ -1,34 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ESTABLISHED_MAX_ENDPOINTS } from "./observations";
 import { NsdiagLine, NsdiagNamespace, NsdiagReply, NsdiagRequest } from "./nsdiag-wire";
-
-// A namespace entry as dataplane/build/tide-nsdiag printed it (files trimmed).
-const OK = {
-  inode: 4026532319,
-  state: "ok",
-  listeners: [
-    ["127.0.0.1", 9000, 3, 3],
-    ["::", 9002, 0, 3],
-    ["*", 9001, 0, 2],
-  ],
-  listeners_total: 3,
-  established: [
-    ["10.77.0.1", 9000, 50],
-    ["fd77::1", 9002, 7],
-    ["10.77.0.1", 41000, 1],
-  ],
-  established_total: 58,
-  ports: [
-    [9000, 1],
-    [9001, 1],
-    [9002, 1],
-  ],
-  sysctls: { "net/core/somaxconn": "3\n", "net/ipv4/tcp_rmem": "4096\t131072\t33554432\n" },
-  netstat: "TcpExt: ListenOverflows\nTcpExt: 2\n",
-  snmp: null,
-  sockstat: "sockets: used 10\nTCP: inuse 7 orphan 0 tw 0 alloc 10 mem 38\n",
-};
-const GONE = { inode: 4026532500, state: "gone", error: "open /run/netns/web: No such file or directory" };
+import { NSDIAG_GONE as GONE, NSDIAG_OK as OK } from "./testing";
 
 describe("tide-nsdiag wire", () => {
   it("accepts the request, hello, reply and error reply as tide_nsdiag.c documents them", () => {

@@ -1,70 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ProbesHello, ProbesLine } from "./probes-wire";
+import { PROBES_HELLO, PROBES_LISTEN as LISTEN, PROBES_SAMPLE as SAMPLE } from "./testing";
 
-// Lines as dataplane/build/tide-probes wrote them (histograms and bucket bounds trimmed).
-const HELLO = {
-  type: "hello",
-  version: "0.1.0",
-  pid: 9323,
-  at: 1795390832899,
-  interval_ms: 1000,
-  counters: "cumulative since attach; netrx max_us and wait_max_us since the previous sample",
-  bucket_lo_us: [0, 1, 2, 4, 8, 16, 32],
-  probes: {
-    listen_backlog: { on: true },
-    listen_overflow: { on: true },
-    connect_latency: { on: true },
-    port_parity: { on: true },
-    netrx_softirq: { on: true },
-    netrx_wait: { on: true },
-    icmp_frag_needed: { on: false, reason: "tracepoint icmp:icmp_send not found" },
-  },
-  pin_dir: "/sys/fs/bpf/tide-probes",
-};
-const LISTEN = {
-  type: "listen",
-  at: 1795390833012,
-  pid: 77,
-  comm: "server",
-  netns: 4026532000,
-  family: "inet",
-  port: 8080,
-  requested: 1024,
-  effective: 128,
-  limited: true,
-};
-const SAMPLE = {
-  type: "sample",
-  at: 1795390833900,
-  listen_overflow: [{ netns: 4026532000, port: 8080, drops: 17 }],
-  connect: [
-    {
-      netns: 4026531833,
-      pid: 42,
-      comm: "curl",
-      calls: 3,
-      errors: 0,
-      eaddrnotavail: 1,
-      total_us: 90,
-      sport_even: 2,
-      sport_odd: 1,
-      hist: [0, 1, 1, 0, 0, 1],
-    },
-  ],
-  netrx: [
-    {
-      cpu: 1,
-      runs: 5,
-      total_us: 20,
-      max_us: 7,
-      hist: [1, 2, 2],
-      waits: 0,
-      wait_total_us: 0,
-      wait_max_us: 0,
-      wait_hist: [],
-    },
-  ],
-};
+// Lines as dataplane/build/tide-probes wrote them, shared with the agent's tests.
+const HELLO = { ...PROBES_HELLO, pin_dir: "/sys/fs/bpf/tide-probes" };
 
 describe("ProbesLine", () => {
   it("accepts the loader's hello, listen and sample lines as they are", () => {

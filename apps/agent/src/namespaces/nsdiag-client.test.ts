@@ -1,36 +1,10 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { NSDIAG_OK as OK } from "@tide/contracts/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { renderMetrics } from "../metrics/exposition";
 import { checkNsdiagNamespace, NsdiagClient, parseNsdiagNamespace } from "./nsdiag-client";
-
-// A namespace entry as dataplane/build/tide-nsdiag printed it (files trimmed).
-const OK = {
-  inode: 4026532319,
-  state: "ok",
-  listeners: [
-    ["127.0.0.1", 9000, 3, 3],
-    ["::", 9002, 0, 3],
-    ["*", 9001, 0, 2],
-  ],
-  listeners_total: 3,
-  established: [
-    ["10.77.0.1", 9000, 50],
-    ["fd77::1", 9002, 7],
-    ["10.77.0.1", 41000, 1],
-  ],
-  established_total: 58,
-  ports: [
-    [9000, 1],
-    [9001, 1],
-    [9002, 1],
-  ],
-  sysctls: { "net/core/somaxconn": "3\n", "net/ipv4/tcp_rmem": "4096\t131072\t33554432\n" },
-  netstat: "TcpExt: ListenOverflows\nTcpExt: 2\n",
-  snmp: null,
-  sockstat: "sockets: used 10\nTCP: inuse 7 orphan 0 tw 0 alloc 10 mem 38\n",
-};
 
 describe("parseNsdiagNamespace", () => {
   it("reads an ok entry", () => {

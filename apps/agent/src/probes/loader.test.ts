@@ -1,29 +1,13 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { PROBES_HELLO } from "@tide/contracts/testing";
 import { waitFor } from "@tide/devstack";
 import { afterEach, describe, expect, it } from "vitest";
 import { ProbeLoader } from "./loader";
 
-/** A hello as dataplane/build/tide-probes wrote it (bucket bounds trimmed). */
-const HELLO = {
-  type: "hello",
-  version: "0.1.0",
-  pid: 9323,
-  at: 1795390832899,
-  interval_ms: 1000,
-  counters: "cumulative since attach; netrx max_us and wait_max_us since the previous sample",
-  bucket_lo_us: [0, 1, 2, 4, 8],
-  probes: {
-    listen_backlog: { on: true },
-    listen_overflow: { on: true },
-    connect_latency: { on: true },
-    port_parity: { on: true },
-    netrx_softirq: { on: true },
-    netrx_wait: { on: true },
-    icmp_frag_needed: { on: true },
-  },
-};
+/** A hello of tide-probes with every probe on. */
+const HELLO = { ...PROBES_HELLO, probes: { ...PROBES_HELLO.probes, icmp_frag_needed: { on: true } } };
 
 let dir: string | null = null;
 let loader: ProbeLoader | null = null;

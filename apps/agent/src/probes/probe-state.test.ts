@@ -1,60 +1,11 @@
 import { describe, expect, it } from "vitest";
+import {
+  PROBES_BUCKET_LO_US as LO,
+  PROBES_HELLO as HELLO,
+  PROBES_LISTEN as LISTEN,
+  PROBES_SAMPLE as SAMPLE,
+} from "@tide/contracts/testing";
 import { offReason, ProbeState, rebucket } from "./probe-state";
-
-// Real lines from dataplane/build/tide-probes (trimmed histograms), plus a listen event.
-const LO = [
-  0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144,
-  524288, 1048576, 2097152, 4194304, 8388608, 16777216, 33554432,
-];
-const HELLO = {
-  type: "hello",
-  version: "0.1.0",
-  pid: 9323,
-  at: 1795390832899,
-  interval_ms: 1000,
-  bucket_lo_us: LO,
-  probes: {
-    listen_backlog: { on: true },
-    listen_overflow: { on: true },
-    connect_latency: { on: true },
-    port_parity: { on: true },
-    netrx_softirq: { on: true },
-    netrx_wait: { on: true },
-    icmp_frag_needed: { on: false, reason: "tracepoint icmp:icmp_send not found" },
-  },
-};
-const SAMPLE = {
-  type: "sample",
-  at: 1795390833900,
-  listen_overflow: [{ netns: 4026532000, port: 8080, drops: 17 }],
-  connect: [
-    {
-      netns: 4026531833,
-      pid: 42,
-      comm: "curl",
-      calls: 3,
-      errors: 0,
-      eaddrnotavail: 1,
-      total_us: 90,
-      sport_even: 2,
-      sport_odd: 1,
-      hist: [0, 1, 1, 0, 0, 1],
-    },
-  ],
-  netrx: [
-    {
-      cpu: 1,
-      runs: 5,
-      total_us: 20,
-      max_us: 7,
-      hist: [1, 2, 2],
-      waits: 0,
-      wait_total_us: 0,
-      wait_max_us: 0,
-      wait_hist: [],
-    },
-  ],
-};
 
 describe("ProbeState", () => {
   it("reports every probe off before hello", () => {
@@ -69,18 +20,7 @@ describe("ProbeState", () => {
     expect(byName.listen_capped).toMatchObject({ state: "on", startedAt: new Date(HELLO.at).toISOString() });
     expect(byName.icmp_frag_needed).toMatchObject({ state: "off", reason: "tracepoint_missing" });
     s.handle(SAMPLE);
-    s.handle({
-      type: "listen",
-      at: 1,
-      pid: 77,
-      comm: "server",
-      netns: 4026532000,
-      family: "inet",
-      port: 8080,
-      requested: 1024,
-      effective: 128,
-      limited: true,
-    });
+    s.handle({ ...LISTEN, at: 1 });
     const r = s.probeResults();
     expect(r.listenOverflow).toEqual([{ netnsInode: 4026532000, port: 8080, drops: 17 }]);
     expect(r.connectLatency).toEqual([
