@@ -26,7 +26,17 @@ test("a finding states one rate over the window its evidence shows", async ({ pa
   await page.getByTestId("filter-host").selectOption({ label: hostname });
   const finding = page.locator('[data-testid="finding"][data-kind="accept_queue_overflow"]');
   await expect(finding).toHaveCount(1);
-  await expect(finding).toContainText(`3.0/s over the last 24 s, on this port`);
+  // The narrative cites the port's own rate (the probe's), so it must say what that evidence row
+  // says: same value, same window. The probe's first interval can start a sample after the
+  // counters', so its window is 23 or 24 s; the counter covers all 24.
+  const probe = finding.locator('[data-testid="evidence-row"][data-metric="probe.listen_overflow.drops"]');
+  await expect(probe.getByTestId("evidence-value")).toHaveText("3.0/s");
+  const probeWindow = /over the last (\d+) s/.exec(
+    (await probe.getByTestId("evidence-window").textContent()) ?? "",
+  );
+  expect(probeWindow, "the probe row states its window").not.toBeNull();
+  expect(Number(probeWindow![1])).toBeGreaterThanOrEqual(23);
+  await expect(finding).toContainText(`3.0/s over the last ${probeWindow![1]} s, on this port`);
   const row = finding.locator('[data-testid="evidence-row"][data-metric="TcpExtListenOverflows"]');
   await expect(row.getByTestId("evidence-value")).toHaveText("3.0/s");
   await expect(row.getByTestId("evidence-window")).toContainText("over the last 24 s");
