@@ -8,30 +8,17 @@
  *  - a drain over REST reaches both directors (the pool's sync shows 2/2 on the new version;
  *    the time it takes is printed, not asserted) while established streams keep echoing;
  *  - `up` again is idempotent: no new pool, proxy, director or live host token, and the drain stays.
- * Needs root (namespaces), dataplane/build (make -C dataplane), the agent bundle
- * (npm run build -w @tide/agent) and the console build (apps/console/.next).
+ * The console and the lab come from ConsoleLab (console/console-lab-harness.ts). Needs root
+ * (namespaces), dataplane/build (make -C dataplane), the agent bundle (npm run build -w
+ * @tide/agent) and the console build (apps/console/.next).
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync } from "node:fs";
 import path from "node:path";
-import { createDb, type Db } from "@tide/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  CONSOLE_DIR,
-  freePort,
-  loadApiFixtures,
-  migrate,
-  startConsole,
-  startTempCluster,
-  stopConsole,
-  waitFor,
-  type TempCluster,
-  type ConsoleProcess,
-} from "@tide/devstack";
+import { waitFor } from "@tide/devstack";
 import { summarizeConnections, type ClientDriver } from "./client-driver";
-import { ConsoleClient } from "./console/console-client";
-import { labEnv, type ConsoleTarget, type LabEnvironment } from "./env";
-import { listNamespaces } from "./host-command";
+import { ConsoleLab } from "./console/console-lab-harness";
+import { type ConsoleClient } from "./console/console-client";
 import { type Lab } from "./lab";
 import { up } from "./lab-lifecycle";
 
@@ -41,70 +28,26 @@ const log = (line: string) => console.log(`[console-fleet] ${line}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("the lab as a console-owned fleet", () => {
-  let cluster: TempCluster | undefined;
-  let db: Db | undefined;
-  let server: ConsoleProcess | undefined;
+  let h: ConsoleLab | undefined;
   let lab: Lab | undefined;
   let driver: ClientDriver | undefined;
-  let dir: string;
-  let env: LabEnvironment;
-  let target: ConsoleTarget;
   let client: ConsoleClient;
 
   beforeAll(async () => {
-    if (process.getuid?.() !== 0)
-      throw new Error("the lab tier needs root (network namespaces); CI runs it as root");
-    for (const [file, how] of [
-      [labEnv.directorBin, "make -C dataplane"],
-      [labEnv.agentBundle, "npm run build -w @tide/agent"],
-      [path.join(CONSOLE_DIR, ".next/BUILD_ID"), "npm run build -w @tide/console"],
-    ] as const) {
-      if (!existsSync(file)) throw new Error(`${file} is missing: ${how}`);
-    }
-    if ((await listNamespaces()).some((n) => n.startsWith(`${PREFIX}-`))) {
-      throw new Error(`namespaces ${PREFIX}-* exist: another run of this test is going on or crashed`);
-    }
-    dir = mkdtempSync(path.join(tmpdir(), "tide-console-fleet-"));
-    env = { ...labEnv, labRoot: path.join(dir, "lab") };
-    cluster = await startTempCluster();
-    await migrate(cluster.url, { quiet: true });
-    db = createDb(cluster.url, { max: 2 });
-    const { makeUser, callerFor } = await loadApiFixtures();
-    const admin = await makeUser(db, "admin");
-    const token = (await callerFor(db, admin).tokens.create({ name: "lab", scopes: [...admin.scopes] }))
-      .token;
-    const tokenFile = path.join(dir, "lab-token");
-    writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
-    const port = await freePort();
-    server = await startConsole(port, cluster.url);
-    target = { url: `http://127.0.0.1:${port}`, token, tokenFile };
-    client = new ConsoleClient(target.url, token);
+    h = await ConsoleLab.start({ prefix: PREFIX, tmpName: "tide-console-fleet-", log });
+    client = h.client();
   });
 
   afterAll(async () => {
-    const errors: unknown[] = [];
-    const step = async (f: () => unknown) => {
-      try {
-        await f();
-      } catch (e) {
-        errors.push(e);
-      }
-    };
-    await step(() => driver?.stop());
-    await step(() => lab?.down());
-    await step(() => stopConsole(server));
-    await step(() => db?.$disconnect());
-    await step(() => cluster?.stop());
-    await step(() => dir && rmSync(dir, { recursive: true, force: true }));
-    const left = (await listNamespaces()).filter((n) => n.startsWith(`${PREFIX}-`));
-    if (left.length > 0) errors.push(new Error(`namespaces left behind: ${left.join(", ")}`));
-    if (errors.length > 0) throw errors[0];
+    try {
+      await driver?.stop();
+    } finally {
+      await h?.close();
+    }
   });
 
   it("registers, syncs, carries traffic, drains over REST and is idempotent", async () => {
-    const t0 = Date.now();
-    lab = await up({ prefix: PREFIX, console: target, env, log });
-    log(`lab up in console mode in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    lab = await h!.up();
     const state = lab.consoleState!;
     expect(state.poolName).toBe("lab");
 
@@ -202,7 +145,7 @@ describe("the lab as a console-owned fleet", () => {
       liveTokens: 5,
       version: drained.tableVersion.version,
     });
-    const again = await up({ prefix: PREFIX, console: target, env, log });
+    const again = await up({ prefix: PREFIX, console: h!.target, env: h!.env, log });
     expect(again.stateSnapshot().createdAt).toBe(lab.stateSnapshot().createdAt);
     again.close();
     expect(await counts()).toEqual(countsBefore);

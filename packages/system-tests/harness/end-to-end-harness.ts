@@ -1,30 +1,18 @@
 /**
- * Test support for the kernel-health end-to-end lab tests: a throwaway PostgreSQL + the real
- * console (`next start` of its production build) + a host token + the real agent, in-process, with
- * a given configuration. The tests poll the console's REST API for findings (evaluation may happen
+ * Test support for the kernel-health end-to-end lab tests: the real console on a throwaway
+ * PostgreSQL (@tide/lab/testing's startConsoleStack, the one the lab's console tests use) + a host
+ * token + the real agent, in-process, with a given configuration. The tests poll the console's REST API for findings (evaluation may happen
  * in the ingest request or a moment later: nothing here depends on which) and read what the agent
  * itself observed through a spy on its console link. teardown() always runs every step.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createDb, type Db } from "@tide/db";
 import type { Observation, ProbeResults, PmtuPathResult } from "@tide/contracts";
 import { Agent, resolveConfig, type AgentConfig } from "@tide/agent";
-import {
-  CONSOLE_DIR,
-  freePort,
-  loadApiFixtures,
-  migrate,
-  REPO_ROOT,
-  startConsole,
-  startTempCluster,
-  stopConsole,
-  waitFor,
-  type ConsoleProcess,
-  type TempCluster,
-} from "@tide/devstack";
+import { REPO_ROOT, waitFor } from "@tide/devstack";
 import { INCIDENT_PREFIX } from "@tide/lab/incidents";
+import { everyStep, startConsoleStack, type ConsoleStack } from "@tide/lab/testing";
 
 /** The probe loader the dataplane build produces (`make -C dataplane build/tide-probes`). */
 export const PROBES_BINARY = path.join(REPO_ROOT, "dataplane/build/tide-probes");
@@ -207,47 +195,27 @@ export interface EndToEnd {
  * the console has accepted a dozen samples. On failure everything started so far is stopped.
  */
 export async function startEndToEnd(o: EndToEndOptions): Promise<EndToEnd> {
-  if (!existsSync(path.join(CONSOLE_DIR, ".next/BUILD_ID"))) {
-    throw new Error(
-      "no console build (apps/console/.next/BUILD_ID): run `npx turbo run build --filter=@tide/console`",
-    );
-  }
   const { mark } = stopwatch(o.label ?? "e2e");
-  let cluster: TempCluster | undefined;
-  let db: Db | undefined;
-  let server: ConsoleProcess | undefined;
+  let stack: ConsoleStack | undefined;
   let agent: Agent | undefined;
   const dir = mkdtempSync(path.join(tmpdir(), "tide-agent-e2e-"));
   const logs: string[] = [];
   const teardown = async () => {
-    const errors: unknown[] = [];
-    const step = async (f: () => unknown) => {
-      try {
-        await f();
-      } catch (e) {
-        errors.push(e);
-      }
-    };
-    await step(() => agent?.stop());
-    await step(() => stopConsole(server));
-    await step(() => db?.$disconnect());
-    await step(() => cluster?.stop());
-    await step(() => rmSync(dir, { recursive: true, force: true }));
-    mark("console, database and agent stopped");
-    if (errors.length > 0) throw errors[0];
+    try {
+      await everyStep([
+        () => agent?.stop(),
+        () => stack?.close(),
+        () => rmSync(dir, { recursive: true, force: true }),
+      ]);
+    } finally {
+      mark("console, database and agent stopped");
+    }
   };
   try {
-    cluster = await startTempCluster();
-    await migrate(cluster.url, { quiet: true });
-    db = createDb(cluster.url, { max: 2 });
-    const { makeUser, callerFor } = await loadApiFixtures();
-    const admin = await makeUser(db, "admin");
-    const api = callerFor(db, admin);
+    stack = await startConsoleStack();
+    const { api, url: consoleUrl } = stack;
     const hostToken = (await api.hostTokens.create({ hostname: o.hostname })).token;
-    const apiToken = (await api.tokens.create({ name: "agent-e2e", scopes: [...admin.scopes] })).token;
-    const port = await freePort();
-    const consoleUrl = `http://127.0.0.1:${port}`;
-    server = await startConsole(port, cluster.url);
+    const apiToken = (await api.tokens.create({ name: "agent-e2e", scopes: [...stack.adminScopes] })).token;
     mark("console healthy");
     const get = async <T>(p: string): Promise<T> => {
       const res = await fetch(`${consoleUrl}/api/v1${p}`, {
@@ -322,7 +290,7 @@ export async function startEndToEnd(o: EndToEndOptions): Promise<EndToEnd> {
           async () => (observations.coverageSeconds(namespace) >= seconds ? true : undefined),
           timeoutMs,
         ).then(() => undefined),
-      consoleOutput: () => server?.output() ?? "",
+      consoleOutput: () => stack?.output() ?? "",
       teardown,
     };
   } catch (e) {

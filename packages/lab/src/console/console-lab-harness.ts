@@ -1,34 +1,23 @@
 /**
- * Test and benchmark support: the lab in console mode against the real console, from nothing. A
- * throwaway PostgreSQL (migrated), an admin and its API token (packages/api's fixtures), the real
- * console (`next start` of its build), then `up` of the lab in console mode under its own prefix and
- * lab root in a temporary directory. close() removes all of it (lab, console, database, directory),
- * whatever got started, and says if namespaces with the prefix were left behind.
- * Shared by proxy-health.lab-test.ts and bench/health-failover.ts. Needs root, dataplane/build
- * (tide-director, tide-redirect, tide-healthcheck), the agent bundle and the console build.
+ * Test and benchmark support: the lab in console mode against the real console, from nothing. The
+ * console on a throwaway database (console-stack.ts) with an admin API token, then `up` of the lab
+ * in console mode under its own prefix and lab root in a temporary directory. close() removes all
+ * of it (lab, console, database, directory), whatever got started, and says if namespaces with the
+ * prefix were left behind. Shared by console-fleet.lab-test.ts, proxy-health.lab-test.ts and
+ * bench/health-failover.ts. Needs root, dataplane/build (tide-director, tide-redirect,
+ * tide-healthcheck), the agent bundle and the console build.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createDb, type Db } from "@tide/db";
 import { type z } from "zod";
-import {
-  CONSOLE_DIR,
-  freePort,
-  loadApiFixtures,
-  migrate,
-  startConsole,
-  startTempCluster,
-  stopConsole,
-  waitFor,
-  type ConsoleProcess,
-  type TempCluster,
-} from "@tide/devstack";
+import { waitFor } from "@tide/devstack";
 import { labEnv, type ConsoleTarget, type LabEnvironment } from "../env";
 import { listNamespaces } from "../host-command";
 import { type Lab } from "../lab";
 import { up } from "../lab-lifecycle";
 import { ConsoleClient } from "./console-client";
+import { everyStep, startConsoleStack, type ConsoleStack } from "./console-stack";
 import { labAgentFiles } from "./lab-agents";
 
 /** waitFor (@tide/devstack) every 100 ms; a timeout says what `last()` saw last. */
@@ -51,9 +40,7 @@ export interface ConsoleLabOptions {
 }
 
 export class ConsoleLab {
-  private cluster: TempCluster | undefined;
-  private db: Db | undefined;
-  private server: ConsoleProcess | undefined;
+  private stack: ConsoleStack | undefined;
   private labHandle: Lab | undefined;
   private dirPath: string | undefined;
   private targetValue: ConsoleTarget | undefined;
@@ -73,7 +60,6 @@ export class ConsoleLab {
       [labEnv.redirectBin, "make -C dataplane"],
       [labEnv.healthcheckBin, "make -C dataplane"],
       [labEnv.agentBundle, "npm run build -w @tide/agent"],
-      [path.join(CONSOLE_DIR, ".next/BUILD_ID"), "npm run build -w @tide/console"],
     ] as const) {
       if (!existsSync(file)) throw new Error(`${file} is missing: ${how}`);
     }
@@ -95,18 +81,11 @@ export class ConsoleLab {
   private async startConsole(): Promise<void> {
     const dir = (this.dirPath = mkdtempSync(path.join(tmpdir(), this.options.tmpName)));
     this.envValue = { ...labEnv, labRoot: path.join(dir, "lab") };
-    this.cluster = await startTempCluster();
-    await migrate(this.cluster.url, { quiet: true });
-    this.db = createDb(this.cluster.url, { max: 2 });
-    const { makeUser, callerFor } = await loadApiFixtures();
-    const admin = await makeUser(this.db, "admin");
-    const token = (await callerFor(this.db, admin).tokens.create({ name: "lab", scopes: [...admin.scopes] }))
-      .token;
+    const stack = (this.stack = await startConsoleStack());
+    const token = (await stack.api.tokens.create({ name: "lab", scopes: [...stack.adminScopes] })).token;
     const tokenFile = path.join(dir, "lab-token");
     writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
-    const port = await freePort();
-    this.server = await startConsole(port, this.cluster.url);
-    this.targetValue = { url: `http://127.0.0.1:${port}`, token, tokenFile };
+    this.targetValue = { url: stack.url, token, tokenFile };
   }
 
   get target(): ConsoleTarget {
@@ -169,7 +148,7 @@ export class ConsoleLab {
         parts.push(`--- ${file} (tail) ---\n${text.slice(-3000)}`);
       }
     }
-    parts.push(`--- console output (tail) ---\n${this.server?.output().slice(-3000) ?? ""}`);
+    parts.push(`--- console output (tail) ---\n${this.stack?.output().slice(-3000) ?? ""}`);
     return parts.join("\n");
   }
 
@@ -178,22 +157,16 @@ export class ConsoleLab {
    * the console, the database, the temporary directory. Throws the first error, after all steps.
    */
   async close(): Promise<void> {
-    const errors: unknown[] = [];
-    const step = async (f: () => unknown) => {
-      try {
-        await f();
-      } catch (e) {
-        errors.push(e);
-      }
-    };
-    await step(() => this.labHandle?.down());
-    await step(() => stopConsole(this.server));
-    await step(() => this.db?.$disconnect());
-    await step(() => this.cluster?.stop());
-    await step(() => this.dirPath && rmSync(this.dirPath, { recursive: true, force: true }));
-    this.labHandle = this.server = this.db = this.cluster = this.dirPath = undefined;
-    const left = (await listNamespaces()).filter((n) => n.startsWith(`${this.options.prefix}-`));
-    if (left.length > 0) errors.push(new Error(`namespaces left behind: ${left.join(", ")}`));
-    if (errors.length > 0) throw errors[0];
+    const { labHandle, stack, dirPath } = this;
+    this.labHandle = this.stack = this.dirPath = undefined;
+    await everyStep([
+      () => labHandle?.down(),
+      () => stack?.close(),
+      () => dirPath && rmSync(dirPath, { recursive: true, force: true }),
+      async () => {
+        const left = (await listNamespaces()).filter((n) => n.startsWith(`${this.options.prefix}-`));
+        if (left.length > 0) throw new Error(`namespaces left behind: ${left.join(", ")}`);
+      },
+    ]);
   }
 }
