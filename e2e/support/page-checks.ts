@@ -71,9 +71,9 @@ export async function seriousA11yViolations(page: Page): Promise<string[]> {
 export async function keepScreenshot(page: Page, testInfo: TestInfo, label: string): Promise<void> {
   const width = page.viewportSize()?.width ?? 0;
   const name = `${label}-${width}.png`;
-  const path = testInfo.outputPath(name);
-  await page.screenshot({ fullPage: true, path });
-  await testInfo.attach(name, { path, contentType: "image/png" });
+  // The file is the artifact; the attachment (in memory, no second copy on disk) is for reporters.
+  const body = await page.screenshot({ fullPage: true, path: testInfo.outputPath(name) });
+  await testInfo.attach(name, { body, contentType: "image/png" });
 }
 
 /**

@@ -15,7 +15,8 @@ export default class SummaryReporter implements Reporter {
 
   onTestEnd(test: TestCase, result: TestResult): void {
     this.final.set(test.id, result.status);
-    this.screenshots += result.attachments.filter((a) => a.contentType === "image/png" && a.path).length;
+    // checkPage's screenshots are named <page>-<width>.png (a failure's own is "screenshot").
+    this.screenshots += result.attachments.filter((a) => /-\d+\.png$/.test(a.name)).length;
   }
 
   onEnd(result: FullResult): void {
