@@ -28,9 +28,6 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* Inner TCP header with options, bytes: bpf_tcp_check_syncookie wants th_len == doff * 4. */
-#define TR_TCP_MAX_HLEN 60
-
 /*
  * Steps 2 to 5 for a TCP/UDP/ICMP packet whose L4 header starts at l4 and whose IP packet ends
  * at l4_end. `tuple` already holds the addresses (client -> VIP); iph is the inner IP header.

@@ -37,6 +37,8 @@
 #define TR_GUE_BASE_HLEN ((int)TIDE_GUE_BASE_HLEN)
 #define TR_GLB_PRIV_HLEN ((int)TIDE_GLB_PRIV_HLEN)
 #define TR_TCP_HLEN 20
+/* TCP header with options, bytes: bpf_tcp_check_syncookie wants the length doff * 4. */
+#define TR_TCP_MAX_HLEN 60
 #define TR_ICMP_HLEN 8
 /* Ethernet + outer IPv4 + UDP + GUE base + GLB private: where the hop list starts. */
 #define TR_HOPS_OFF (TR_ETH_HLEN + TR_IPV4_HLEN + TR_UDP_HLEN + TR_GUE_BASE_HLEN + TR_GLB_PRIV_HLEN)

@@ -63,10 +63,26 @@ static __always_inline int tr_tcp_owner(struct __sk_buff *skb, struct bpf_sock_t
 
 	if (!sk)
 		return -1;
-	if (sk->state != BPF_TCP_LISTEN)
+	if (sk->state != BPF_TCP_LISTEN) {
 		owner = TR_ACCEPTED_ESTABLISHED;
-	else if (check_cookie && th && bpf_tcp_check_syncookie(sk, iph, iph_len, th, th_len) == 0)
-		owner = TR_ACCEPTED_SYN_COOKIE;
+	} else if (check_cookie && th) {
+		/*
+		 * The caller checked th_len, but newer clang (19, Debian 13) tests the doff byte instead
+		 * and hands over a copy whose lower bound the verifier never saw, which it refuses for
+		 * a helper length (may be 0). Bound it here, on the register the call takes, one
+		 * comparison at a time: the barriers keep clang from folding them into the caller's or
+		 * into one range test on a derived value ((len - 20) <= 40), which bounds no register.
+		 */
+		__u64 len = th_len; /* 64-bit: no zero-extended copy between check and call */
+
+		barrier_var(len);
+		if (len >= TR_TCP_HLEN) {
+			barrier_var(len);
+			if (len <= TR_TCP_MAX_HLEN &&
+			    bpf_tcp_check_syncookie(sk, iph, iph_len, th, len) == 0)
+				owner = TR_ACCEPTED_SYN_COOKIE;
+		}
+	}
 	bpf_sk_release(sk);
 	return owner;
 }
