@@ -14,6 +14,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { redirectControlResults } from "@tide/contracts";
+import { waitFor } from "@tide/devstack";
 import { loadNodeBpf } from "../src/bpf/node-bpf";
 import { possibleCpus } from "../src/bpf/possible-cpus";
 import { REDIRECT_STATS_PIN_NAME, RedirectStatsMap } from "../src/bpf/redirect-stats-map";
@@ -76,11 +77,14 @@ async function main(): Promise<void> {
     proc = spawn(REDIRECT, ["--iface", "bb0", "--netns", NS, "--socket", socket, "--pin-dir", pinDir], {
       stdio: ["ignore", "ignore", "inherit"],
     });
-    for (let i = 0; i < 200 && !existsSync(path.join(pinDir, REDIRECT_STATS_PIN_NAME)); i++)
-      await new Promise((r) => setTimeout(r, 50));
+    const pin = path.join(pinDir, REDIRECT_STATS_PIN_NAME);
+    await waitFor("tide-redirect's pinned stats map", () => existsSync(pin), {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      whileRunning: proc,
+    });
     const pid = proc.pid!;
-    if (proc.exitCode !== null) throw new Error("tide-redirect exited");
-    const map = new RedirectStatsMap(loaded.bpf, path.join(pinDir, REDIRECT_STATS_PIN_NAME), possibleCpus());
+    const map = new RedirectStatsMap(loaded.bpf, pin, possibleCpus());
     const source = new RedirectStatsSource();
     const results = [
       await measure("counters: node-bpf map", pid, () => map.read()),
