@@ -12,6 +12,8 @@
  *   - a second `up` changes nothing; `up` with the console's port taken stops the console with a
  *     message naming the port;
  *   - `down` + `up` keep the data (the drain, the credentials), `down -v` removes the volumes;
+ *   - profile `fleet`: the lab registers itself with the console, both of its directors serve the
+ *     console's table, a drain over REST reaches both, and stopping it leaves no namespace behind;
  *   - the host's iptables, bridges and sysctls are exactly as before.
  * Prints image sizes, build time and the time from `up` to a healthy console. Where no engine can
  * run, says why and only parses the file.
@@ -312,7 +314,7 @@ async function runStack(engine: OwnDockerd): Promise<void> {
     `project ${PROJECT}: console on 127.0.0.1:${stack.consolePort}, PostgreSQL on 127.0.0.1:${stack.pgPort}`,
   );
   // A stack left by an interrupted run (the data root is kept) starts from nothing.
-  stack.compose(["down", "-v", "--remove-orphans"], { quiet: true });
+  stack.compose(["--profile", "fleet", "down", "-v", "--remove-orphans"], { quiet: true });
 
   const baseStart = Date.now();
   sh("bash", [path.join(REPO_ROOT, "packages/devstack/docker/base-image.sh"), "trixie"], {
@@ -322,10 +324,10 @@ async function runStack(engine: OwnDockerd): Promise<void> {
   log(`base image: ${seconds(Date.now() - baseStart)}`);
 
   const buildStart = Date.now();
-  stack.compose(["build"]);
+  stack.compose(["--profile", "fleet", "build"]);
   const buildMs = Date.now() - buildStart;
-  log(`docker-compose build: ${seconds(buildMs)}`);
-  for (const image of ["tide-postgres:dev", "tide-console:dev", "debian:trixie-slim"]) {
+  log(`docker-compose --profile fleet build: ${seconds(buildMs)}`);
+  for (const image of ["tide-postgres:dev", "tide-console:dev", "tide-fleet:dev", "debian:trixie-slim"]) {
     const bytes = Number(stack.docker(["image", "inspect", "-f", "{{.Size}}", image]).trim());
     log(`image ${image}: ${(bytes / 1e6).toFixed(0)} MB`);
   }
@@ -529,8 +531,10 @@ async function runStack(engine: OwnDockerd): Promise<void> {
     return `up -> healthy console again: ${seconds(restartMs)}`;
   });
 
+  await checkFleet(stack, token);
+
   await check("`down -v` removes the volumes", async () => {
-    stack.compose(["down", "-v"]);
+    stack.compose(["--profile", "fleet", "down", "-v"]);
     const volumes = stack.docker([
       "volume",
       "ls",
@@ -539,6 +543,130 @@ async function runStack(engine: OwnDockerd): Promise<void> {
       `label=com.docker.compose.project=${PROJECT}`,
     ]);
     assert(volumes.trim() === "", `volumes left: ${volumes.trim()}`);
+  });
+}
+
+interface PoolSyncReply {
+  version: number | null;
+  servedBy: number;
+  directorCount: number;
+  done: boolean;
+}
+
+/** Polls the lab pool's sync until `ok` holds; returns it, or throws with the last answer. */
+async function waitPoolSync(
+  stack: Stack,
+  token: string,
+  poolId: string,
+  ok: (s: PoolSyncReply) => boolean,
+  timeoutMs: number,
+): Promise<PoolSyncReply> {
+  const started = Date.now();
+  let last: unknown = null;
+  for (;;) {
+    const res = await api(stack.url, "GET", `/api/v1/pools/${poolId}/sync`, { token });
+    last = res.json;
+    if (res.status === 200 && ok(res.json as PoolSyncReply)) return res.json as PoolSyncReply;
+    if (Date.now() - started > timeoutMs)
+      throw new Error(
+        `not within ${seconds(timeoutMs)}; last GET /pools/${poolId}/sync: ${JSON.stringify(last)}`,
+      );
+    await sleep(500);
+  }
+}
+
+/** Namespaces in the fleet container (its own mount namespace: the host does not see them). */
+function fleetNamespaces(stack: Stack): string[] {
+  return stack
+    .compose(["--profile", "fleet", "exec", "-T", "fleet", "ip", "netns", "list"], { quiet: true })
+    .split("\n")
+    .map((l) => l.split(" ")[0] ?? "")
+    .filter(Boolean);
+}
+
+/**
+ * Profile `fleet`: the lab container registers pool `lab` with the console, its two directors serve
+ * the console's table, a drain over REST reaches both of them, and `stop` takes the lab down.
+ */
+async function checkFleet(stack: Stack, token: string): Promise<void> {
+  let poolId = "";
+  await check(
+    "profile fleet: the lab registers with the console and both directors serve its table",
+    async () => {
+      const upStart = Date.now();
+      stack.compose(["--profile", "fleet", "up", "-d", "fleet"]);
+      const started = Date.now();
+      while (!poolId) {
+        const pools = await api(stack.url, "GET", "/api/v1/pools", { token });
+        const list = pools.json as
+          { id: string; name: string }[] | { items?: { id: string; name: string }[] };
+        poolId = (Array.isArray(list) ? list : (list.items ?? [])).find((p) => p.name === "lab")?.id ?? "";
+        if (poolId) break;
+        if (Date.now() - started > HEALTHY_TIMEOUT_MS) {
+          const logs = stack.composeStatus(["--profile", "fleet", "logs", "--tail=40", "fleet"]).output;
+          throw new Error(`no pool "lab" within ${seconds(HEALTHY_TIMEOUT_MS)}; fleet logs:\n${logs}`);
+        }
+        await sleep(1000);
+      }
+      const sync = await waitPoolSync(
+        stack,
+        token,
+        poolId,
+        (s) => s.directorCount === 2 && s.done,
+        HEALTHY_TIMEOUT_MS,
+      ).catch((e: unknown) => {
+        const logs = stack.composeStatus(["--profile", "fleet", "logs", "--tail=40", "fleet"]).output;
+        throw new Error(`${e instanceof Error ? e.message : String(e)}\nfleet logs:\n${logs}`);
+      });
+      return `version ${sync.version} served by ${sync.servedBy}/${sync.directorCount} directors, ${seconds(Date.now() - upStart)} after up`;
+    },
+  );
+  if (!poolId) return;
+
+  await check("profile fleet: a drain over REST reaches both lab directors", async () => {
+    const pool = (await api(stack.url, "GET", `/api/v1/pools/${poolId}`, { token })).json as PoolDetail;
+    const proxy = pool.proxies.find((p) => p.state === "active");
+    assert(proxy, `no active proxy in pool lab: ${JSON.stringify(pool.proxies)}`);
+    const before = await waitPoolSync(stack, token, poolId, (s) => s.done, 30_000);
+    const res = await api(
+      stack.url,
+      "POST",
+      `/api/v1/proxies/${proxy.id}/transition`,
+      { token },
+      {
+        action: "drain",
+        reason: "compose tier: drain a lab proxy",
+      },
+    );
+    assert(res.status === 200, `drain: HTTP ${res.status} ${JSON.stringify(res.json)}`);
+    const drainStart = Date.now();
+    const after = await waitPoolSync(
+      stack,
+      token,
+      poolId,
+      (s) => s.done && s.version !== null && before.version !== null && s.version > before.version,
+      60_000,
+    );
+    return `version ${before.version} -> ${after.version}, served by ${after.servedBy}/${after.directorCount} in ${seconds(Date.now() - drainStart)}`;
+  });
+
+  await check("profile fleet: `stop` takes the lab down (no namespace left)", async () => {
+    const running = fleetNamespaces(stack);
+    assert(running.length > 0, "the fleet container shows no namespace while the lab runs");
+    stack.compose(["--profile", "fleet", "stop", "fleet"]);
+    const logs = stack.composeStatus([
+      "--profile",
+      "fleet",
+      "logs",
+      "--no-color",
+      "--tail=20",
+      "fleet",
+    ]).output;
+    assert(
+      /lab down\s*$/m.test(logs) && !logs.includes("lab down failed"),
+      `the lab did not report going down:\n${logs}`,
+    );
+    return `${running.length} namespaces while up; ${logs.includes("lab down failed") ? "lab down failed" : "lab down"}`;
   });
 }
 
@@ -569,11 +697,15 @@ async function main(): Promise<number> {
     });
     log(`FAIL ${e instanceof Error ? e.message : String(e)}`);
   } finally {
-    const r = spawnSync("docker-compose", ["-f", COMPOSE_FILE, "down", "-v", "--remove-orphans"], {
-      cwd: REPO_ROOT,
-      env: { ...engine.env, COMPOSE_PROJECT_NAME: PROJECT },
-      stdio: "ignore",
-    });
+    const r = spawnSync(
+      "docker-compose",
+      ["-f", COMPOSE_FILE, "--profile", "fleet", "down", "-v", "--remove-orphans"],
+      {
+        cwd: REPO_ROOT,
+        env: { ...engine.env, COMPOSE_PROJECT_NAME: PROJECT },
+        stdio: "ignore",
+      },
+    );
     if (r.status !== 0) log("docker-compose down -v failed (the engine stops anyway)");
     await check("the engine stops and leaves no mount or temp dir", () => engine.stop());
   }
