@@ -1,7 +1,6 @@
 import type { TableDiff } from "@tide/contracts";
+import { TABLE_ROWS as ROWS } from "@tide/forwarding/types";
 import styles from "./table-diff.module.css";
-
-const ROWS = 65_536;
 
 function Stat({ value, label, testId }: { value: number; label: string; testId: string }) {
   return (

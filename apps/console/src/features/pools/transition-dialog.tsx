@@ -2,6 +2,7 @@
 
 import { transitionFor, type Proxy, type ProxyAction, type TableDiff } from "@tide/contracts";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { TABLE_ROWS as ROWS } from "@tide/forwarding/types";
 import { useState } from "react";
 import { ErrorNotice } from "~/components/error-notice";
 import { ModalDialog } from "~/components/modal-dialog";
@@ -17,8 +18,6 @@ import { PreviewShares } from "./preview-shares";
 import { previewSummary, reasonRequired, staleReason } from "./preview-summary";
 import { RemainingConnections } from "./remaining-connections";
 import { TransitionResult } from "./transition-result";
-
-const ROWS = 65_536;
 
 function Figure({ value, label, testId }: { value: number; label: string; testId: string }) {
   return (
