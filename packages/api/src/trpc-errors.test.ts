@@ -2,7 +2,8 @@ import type { Db } from "@tide/db";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { fieldInWords, issueInWords, publicProcedure, router, zodMessage } from "./trpc";
+import { fieldInWords } from "@tide/contracts";
+import { issueInWords, publicProcedure, router, zodMessage } from "./trpc";
 
 /**
  * The error formatter as callers see it over HTTP: a caller's bad input names the fields; a reply

@@ -1,4 +1,12 @@
-import { type errorCodes, findUnsafeText, isTideError, type Scope, TideError } from "@tide/contracts";
+import {
+  type errorCodes,
+  fieldInWords,
+  fieldPath,
+  findUnsafeText,
+  isTideError,
+  type Scope,
+  TideError,
+} from "@tide/contracts";
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import type { OpenApiMeta } from "trpc-to-openapi";
@@ -43,32 +51,6 @@ const tideCodeForTrpc: Partial<Record<TRPC_ERROR_CODE_KEY, keyof typeof errorCod
   SERVICE_UNAVAILABLE: "busy",
   CLIENT_CLOSED_REQUEST: "client_closed",
 };
-
-/** A zod issue path as the console names fields: ["binds", 1, "address"] -> "binds[1].address". */
-export function fieldPath(path: readonly PropertyKey[]): string {
-  let out = "";
-  for (const part of path) {
-    if (typeof part === "number") out += `[${part}]`;
-    else out += out ? `.${String(part)}` : String(part);
-  }
-  return out;
-}
-
-/**
- * A zod issue path in words, for sentences people read: ["targets", 0, "sizes", 1] ->
- * "targets entry 1, sizes entry 2" (entries count from 1, as people count lines).
- */
-export function fieldInWords(path: readonly PropertyKey[]): string {
-  const words: string[] = [];
-  for (const part of path) {
-    if (typeof part === "number") {
-      const entry = `entry ${part + 1}`;
-      if (words.length) words[words.length - 1] += ` ${entry}`;
-      else words.push(entry);
-    } else words.push(String(part));
-  }
-  return words.join(", ") || "the input";
-}
 
 /** zod's own English messages ("Invalid input: expected number, received null", "Too big: …"). */
 const ZOD_DEFAULT_MESSAGE = /^(Invalid\b|Too (big|small):|Unrecognized keys?:)/;

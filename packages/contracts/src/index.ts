@@ -21,3 +21,4 @@ export * from "./proxy-traffic";
 export * from "./probes-wire";
 export * from "./nsdiag-wire";
 export * from "./wire-issue";
+export * from "./field-path";

@@ -1,3 +1,4 @@
+import { fieldInWords, parseFieldPath } from "@tide/contracts";
 import { errorMessage } from "~/trpc/errors";
 import { fieldErrorsOf } from "./field-errors";
 import styles from "./form-parts.module.css";
@@ -5,9 +6,11 @@ import styles from "./form-parts.module.css";
 /** Schema errors from the API start like this; their per-field messages read better than it does. */
 const SCHEMA_MESSAGE = /^Invalid input:/;
 
+const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
 /**
  * Why a form was not saved, in plain words (never the error code). Field messages the form shows
- * next to its inputs (`isShown(path)`) are not repeated; the others are listed here.
+ * next to its inputs (`isShown(path)`) are not repeated; the others are listed here, named in words ("Binds entry 2, address"; the key on hover).
  */
 export function FormError({
   error,
@@ -34,7 +37,7 @@ export function FormError({
         <ul>
           {elsewhere.map(([path, text]) => (
             <li key={path}>
-              <span className="mono">{path}</span>: {text}
+              <span title={path}>{capitalise(fieldInWords(parseFieldPath(path)))}</span>: {text}
             </li>
           ))}
         </ul>
