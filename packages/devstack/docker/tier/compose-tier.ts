@@ -650,7 +650,7 @@ async function checkFleet(stack: Stack, token: string): Promise<void> {
     return `version ${before.version} -> ${after.version}, served by ${after.servedBy}/${after.directorCount} in ${seconds(Date.now() - drainStart)}`;
   });
 
-  await check("profile fleet: `stop` takes the lab down (no namespace left)", async () => {
+  await check("profile fleet: `stop` takes the lab down and removes its namespaces", async () => {
     const running = fleetNamespaces(stack);
     assert(running.length > 0, "the fleet container shows no namespace while the lab runs");
     stack.compose(["--profile", "fleet", "stop", "fleet"]);
@@ -666,7 +666,12 @@ async function checkFleet(stack: Stack, token: string): Promise<void> {
       /lab down\s*$/m.test(logs) && !logs.includes("lab down failed"),
       `the lab did not report going down:\n${logs}`,
     );
-    return `${running.length} namespaces while up; ${logs.includes("lab down failed") ? "lab down failed" : "lab down"}`;
+    const removed = Number(/removed (\d+) namespaces/.exec(logs)?.[1] ?? -1);
+    assert(
+      removed === running.length,
+      `lab down removed ${removed} namespaces, ${running.length} were up:\n${logs}`,
+    );
+    return `${running.length} namespaces up, ${removed} removed by lab down`;
   });
 }
 
