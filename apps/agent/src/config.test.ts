@@ -52,6 +52,72 @@ describe("resolveConfig", () => {
   });
 });
 
+describe("resolveConfig: several consoles", () => {
+  const token = { hostTokenFile: "/etc/tide/host-token" };
+
+  it("reads consoleUrl as a list of one, and consoleUrls as they are", () => {
+    expect(resolveConfig([{ ...token, consoleUrl: "http://a:3000" }])).toMatchObject({
+      consoleUrl: "http://a:3000",
+      consoleUrls: ["http://a:3000"],
+    });
+    expect(resolveConfig([{ ...token, consoleUrls: ["http://a:3000", "http://b:3000"] }])).toMatchObject({
+      consoleUrl: "http://a:3000",
+      consoleUrls: ["http://a:3000", "http://b:3000"],
+    });
+    expect(resolveConfig([{ hostname: "lb-1" }])).toMatchObject({ consoleUrl: null, consoleUrls: [] });
+  });
+
+  it("takes one URL or a comma-separated list from TIDE_CONSOLE_URL", () => {
+    expect(resolveConfig([token, configFromEnv({ TIDE_CONSOLE_URL: "http://a:3000" })]).consoleUrls).toEqual([
+      "http://a:3000",
+    ]);
+    expect(
+      resolveConfig([token, configFromEnv({ TIDE_CONSOLE_URL: "http://a:3000, http://b:3000" })]).consoleUrls,
+    ).toEqual(["http://a:3000", "http://b:3000"]);
+  });
+
+  it("lets a later layer's consoleUrl or consoleUrls replace both of an earlier one", () => {
+    const file = { ...token, consoleUrl: "http://old:3000" };
+    const env = configFromEnv({ TIDE_CONSOLE_URL: "http://a:3000,http://b:3000" });
+    expect(resolveConfig([file, env]).consoleUrls).toEqual(["http://a:3000", "http://b:3000"]);
+    const listed = { ...token, consoleUrls: ["http://a:3000", "http://b:3000"] };
+    expect(resolveConfig([listed, { consoleUrl: "http://c:3000" }]).consoleUrls).toEqual(["http://c:3000"]);
+    expect(resolveConfig([listed, { consoleUrl: null }]).consoleUrls).toEqual([]);
+  });
+
+  it("refuses consoleUrl and consoleUrls naming different consoles in one place, in words", () => {
+    expect(
+      resolveConfig([{ ...token, consoleUrl: "http://a:3000", consoleUrls: ["http://a:3000"] }]).consoleUrls,
+    ).toEqual(["http://a:3000"]);
+    expect(() =>
+      resolveConfig([
+        { ...token, consoleUrl: "http://a:3000", consoleUrls: ["http://a:3000", "http://b:3000"] },
+      ]),
+    ).toThrow(
+      "invalid configuration: consoleUrls: consoleUrl and consoleUrls are both set and name different " +
+        "consoles: set only one of them (consoleUrls for several consoles)",
+    );
+  });
+
+  it("refuses an empty list, a repeated URL, a URL that is not one, and a list without a token file", () => {
+    expect(() => resolveConfig([{ ...token, consoleUrls: [] }])).toThrow(
+      "consoleUrls: must list at least one console URL",
+    );
+    expect(() => resolveConfig([{ ...token, consoleUrls: ["http://a:3000", "http://a:3000"] }])).toThrow(
+      "consoleUrls: lists the same console URL more than once",
+    );
+    expect(() => resolveConfig([{ ...token, consoleUrls: ["http://a:3000", "console-b"] }])).toThrow(
+      "consoleUrls.1: must be an http:// or https:// URL such as https://tide.example.net",
+    );
+    expect(() => resolveConfig([token, configFromEnv({ TIDE_CONSOLE_URL: "a:3000,," })])).toThrow(
+      /consoleUrls\.0: must be an http:\/\/ or https:\/\/ URL/,
+    );
+    expect(() => resolveConfig([{ consoleUrls: ["http://a:3000"] }])).toThrow(
+      "hostTokenFile: hostTokenFile is required when consoleUrl or consoleUrls is set",
+    );
+  });
+});
+
 describe("parseArgs", () => {
   it("parses doctor options", () => {
     expect(parseArgs(["doctor", "--seconds", "5", "--json"])).toMatchObject({

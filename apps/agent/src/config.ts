@@ -14,9 +14,27 @@ export const DEFAULT_BUFFER_MAX_MIB = 256;
 export const DEFAULT_PMTU_INTERVAL_MS = 60_000;
 export const DEFAULT_PMTU_SIZES = [1200, 1400, 1472];
 
+/** A console's base URL, http or https. */
+const CONSOLE_URL_MESSAGE = "must be an http:// or https:// URL such as https://tide.example.net";
+const ConsoleUrl = z
+  .string()
+  .url(CONSOLE_URL_MESSAGE)
+  .refine((u) => /^https?:\/\//i.test(u), CONSOLE_URL_MESSAGE);
+
 export const AgentConfig = z
   .strictObject({
-    consoleUrl: z.string().url().nullable().default(null).describe("Console base URL; null = local-only"),
+    consoleUrl: ConsoleUrl.nullable()
+      .default(null)
+      .describe("Console base URL; null = local-only (consoleUrls for several consoles)"),
+    consoleUrls: z
+      .array(ConsoleUrl)
+      .min(1, "must list at least one console URL (leave it out to run local-only)")
+      .nullable()
+      .default(null)
+      .describe(
+        "Console base URLs to fail over between (console-urls.ts): the agent keeps using the one that " +
+          "answers and moves to the next when it is unreachable; null = consoleUrl alone",
+      ),
     hostTokenFile: z.string().min(1).nullable().default(null).describe("File holding the host token"),
     hostname: z
       .string()
@@ -136,11 +154,34 @@ export const AgentConfig = z
       .default(DEFAULT_TABLE_DIR)
       .describe("Directory for downloaded director tables"),
   })
-  .refine((c) => c.consoleUrl === null || c.hostTokenFile !== null, {
-    message: "hostTokenFile is required when consoleUrl is set",
+  .refine(
+    (c) => !(c.consoleUrl !== null && c.consoleUrls !== null && !sameConsoles(c.consoleUrl, c.consoleUrls)),
+    {
+      message:
+        "consoleUrl and consoleUrls are both set and name different consoles: set only one of them " +
+        "(consoleUrls for several consoles)",
+      path: ["consoleUrls"],
+    },
+  )
+  .refine((c) => c.consoleUrls === null || new Set(c.consoleUrls).size === c.consoleUrls.length, {
+    message: "lists the same console URL more than once",
+    path: ["consoleUrls"],
+  })
+  .refine((c) => (c.consoleUrl === null && c.consoleUrls === null) || c.hostTokenFile !== null, {
+    message: "hostTokenFile is required when consoleUrl or consoleUrls is set",
     path: ["hostTokenFile"],
   })
+  // One list from here on: consoleUrls ([] = local-only); consoleUrl is its first URL (or null).
+  .transform((c) => {
+    const consoleUrls = c.consoleUrls ?? (c.consoleUrl !== null ? [c.consoleUrl] : []);
+    return { ...c, consoleUrls, consoleUrl: consoleUrls[0] ?? null };
+  })
   .describe("tide-agent configuration");
+
+/** consoleUrl alongside consoleUrls is allowed only when it says the same: a list of that one URL. */
+function sameConsoles(url: string, urls: readonly string[]): boolean {
+  return urls.length === 1 && urls[0] === url;
+}
 export type AgentConfig = z.infer<typeof AgentConfig>;
 
 const list = (s: string | undefined): string[] | undefined =>
@@ -154,7 +195,8 @@ const list = (s: string | undefined): string[] | undefined =>
 /** Configuration from the environment only (undefined = not set there). */
 export function configFromEnv(e: AgentEnv): Record<string, unknown> {
   const out: Record<string, unknown> = {
-    consoleUrl: e.TIDE_CONSOLE_URL,
+    // One URL, or several separated by commas (failover between them).
+    consoleUrls: list(e.TIDE_CONSOLE_URL),
     hostTokenFile: e.TIDE_HOST_TOKEN_FILE,
     hostname: e.TIDE_HOSTNAME,
     roles: list(e.TIDE_ROLES),
@@ -178,9 +220,16 @@ export function configFromEnv(e: AgentEnv): Record<string, unknown> {
   return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined));
 }
 
+/** consoleUrl and consoleUrls are one setting: a layer that sets either replaces both. */
+const CONSOLE_KEYS = ["consoleUrl", "consoleUrls"] as const;
+
 /** Merge file < environment < overrides, then validate (throws a readable error). */
 export function resolveConfig(layers: readonly Record<string, unknown>[]): AgentConfig {
-  const merged = Object.assign({}, ...layers) as Record<string, unknown>;
+  const merged: Record<string, unknown> = {};
+  for (const layer of layers) {
+    if (CONSOLE_KEYS.some((k) => layer[k] !== undefined)) for (const k of CONSOLE_KEYS) delete merged[k];
+    Object.assign(merged, layer);
+  }
   const r = AgentConfig.safeParse(merged);
   if (!r.success) {
     throw new Error(

@@ -6,7 +6,10 @@ import { z } from "zod";
  */
 const Env = z.object({
   TIDE_AGENT_CONFIG: z.string().min(1).optional().describe("Path of the JSON configuration file"),
-  TIDE_CONSOLE_URL: z.string().url().optional().describe("Console base URL; unset = local-only"),
+  TIDE_CONSOLE_URL: z
+    .string()
+    .optional()
+    .describe("Console base URL, or several separated by commas (failover); unset = local-only"),
   TIDE_HOST_TOKEN_FILE: z.string().min(1).optional().describe("File holding the host token (tide_host_…)"),
   TIDE_HOSTNAME: z.string().min(1).optional().describe("Host name (default: os.hostname())"),
   TIDE_ROLES: z.string().min(1).optional().describe("Comma-separated roles: director, proxy, host"),
