@@ -133,11 +133,11 @@ export class Agent {
 
   async start(): Promise<void> {
     await this.observer.start();
-    if (this.config.consoleUrl !== null && this.config.hostTokenFile !== null) {
+    if (this.config.consoleUrls.length > 0 && this.config.hostTokenFile !== null) {
       const token = (await readFile(this.config.hostTokenFile, "utf8")).trim();
       const capacity = Math.ceil((this.config.bufferMinutes * 60_000) / this.config.sampleIntervalMs);
       this.link = new ConsoleLink({
-        consoleUrl: this.config.consoleUrl,
+        consoleUrls: this.config.consoleUrls,
         token,
         bufferCapacity: capacity,
         bufferMaxBytes: this.config.bufferMaxMiB * 1024 * 1024,
@@ -168,11 +168,11 @@ export class Agent {
       }
       if (this.config.roles.includes("director")) this.health = this.startHealthChecks(link, token);
       this.log(
-        `console ${this.config.consoleUrl}; buffering up to ${capacity} samples or ${this.config.bufferMaxMiB} MiB while unreachable` +
+        `${this.config.consoleUrls.length > 1 ? "consoles" : "console"} ${this.config.consoleUrls.join(", ")}; buffering up to ${capacity} samples or ${this.config.bufferMaxMiB} MiB while unreachable` +
           (this.config.spoolDir ? `, spooled to ${this.config.spoolDir}` : " (memory only)"),
       );
     } else {
-      this.log("no consoleUrl: running local-only");
+      this.log("no consoleUrl or consoleUrls: running local-only");
     }
     if (this.config.metricsListen !== "") {
       this.metrics = serveMetrics(
@@ -181,6 +181,7 @@ export class Agent {
           renderMetrics(this.latest?.observation ?? null, this.latest?.dataPlane ?? [], {
             bufferedSamples: this.link?.buffer.size ?? 0,
             consoleConnected: this.link === null ? null : this.link.connected,
+            consoleUrl: this.link?.consoleUrl ?? null,
             samplesDropped: this.link?.samplesDropped,
             sysctlAgesMs: this.observer.sampler.sysctlAges,
             collector: this.observer.sampler.collectorState(),

@@ -13,6 +13,7 @@ import {
 } from "@tide/contracts";
 import { backoffMs } from "./backoff";
 import { BATCH_MAX_BYTES, boundedBatch, jsonBytes } from "./batch-size";
+import { ConsoleUrls } from "./console-urls";
 import { deliveryFailure, DROP_REASONS, ThrottledLog, type DropReason } from "./delivery";
 import { RingBuffer } from "./ring-buffer";
 import { DiskSpool } from "./spool";
@@ -26,7 +27,10 @@ const REQUEST_TIMEOUT_MS = 10_000;
 export const DESIRED_WAIT_MS = 20_000;
 
 export interface ConsoleLinkOptions {
-  consoleUrl: string;
+  /** The console's base URL (one console); consoleUrls wins when both are given. */
+  consoleUrl?: string;
+  /** Base URLs of several consoles: the link fails over between them (console-urls.ts). */
+  consoleUrls?: readonly string[];
   token: string;
   bufferCapacity: number;
   /** Bound of the buffer in bytes (memory and spool); default: unbounded (the count bounds it). */
@@ -95,10 +99,19 @@ export class ConsoleLink {
   private readonly drops = new Map<DropReason, number>();
   private spool: DiskSpool | null = null;
   private readonly refusals: ThrottledLog;
+  private readonly consoles: ConsoleUrls;
 
   constructor(private readonly o: ConsoleLinkOptions) {
     this.buffer = new RingBuffer<Observation>(o.bufferCapacity, o.bufferMaxBytes);
     this.refusals = new ThrottledLog(o.log);
+    const urls = o.consoleUrls ?? (o.consoleUrl !== undefined ? [o.consoleUrl] : []);
+    if (urls.length === 0) throw new Error("ConsoleLink: consoleUrl or consoleUrls is required");
+    this.consoles = new ConsoleUrls(urls);
+  }
+
+  /** The console the link sends to (the one that last answered, or the next one it tries). */
+  get consoleUrl(): string {
+    return this.consoles.current;
   }
 
   /**
@@ -168,22 +181,29 @@ export class ConsoleLink {
     }
     if (this.sending || Date.now() < this.nextAttemptAt) return;
     this.sending = true;
+    const several = this.consoles.urls.length > 1;
     try {
       await this.flush(dataPlane);
-      if (this.failures > 0) this.o.log("console reachable again");
+      if (this.failures > 0)
+        this.o.log(several ? `console reachable again at ${this.consoleUrl}` : "console reachable again");
       this.failures = 0;
+      this.consoles.answered();
       this.lastError = null;
     } catch (err) {
       this.failures++;
       this.everFailed = true;
       this.helloDone = false;
       this.lastError = redact(err instanceof Error ? err.message : String(err), this.o.token);
-      const wait = backoffMs(this.failures);
-      this.nextAttemptAt = Date.now() + wait;
       const status = err instanceof ConsoleHttpError ? err.status : null;
-      const what =
-        deliveryFailure(status) === "token"
-          ? `console rejected the host token (${this.lastError}): check hostTokenFile and the token's host`
+      // A token problem is no outage: every console would say the same (one database).
+      const token = deliveryFailure(status) === "token";
+      const moved = token ? (this.consoles.refused(), null) : this.consoles.unreachable();
+      const wait = backoffMs(this.consoles.backoffStep);
+      this.nextAttemptAt = Date.now() + wait;
+      const what = token
+        ? `console${several ? ` ${this.consoleUrl}` : ""} rejected the host token (${this.lastError}): check hostTokenFile and the token's host`
+        : moved !== null
+          ? `console ${moved.from} unreachable (${this.lastError}); trying ${moved.to}`
           : `console unreachable (${this.lastError})`;
       this.o.log(`${what}; ${this.buffer.size} samples buffered, retry in ${wait} ms`);
     } finally {
@@ -361,7 +381,7 @@ export class ConsoleLink {
     options: CallOptions = {},
   ): Promise<Response> {
     const { timeoutMs = REQUEST_TIMEOUT_MS, signal, closeConnection = false } = options;
-    const url = new URL(path, this.o.consoleUrl);
+    const url = new URL(path, this.consoles.current);
     const res = await (this.o.fetch ?? fetch)(url, {
       method,
       headers: {

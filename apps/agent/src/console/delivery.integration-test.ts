@@ -5,42 +5,18 @@
  * refused in the reply) is dropped and counted, and every other sample is stored.
  */
 import type { Observation } from "@tide/contracts";
-import { createDb, type Db } from "@tide/db";
-import { loadApiFixtures, type ApiFixtures } from "@tide/devstack";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { HOST, sample } from "@tide/diagnostics/fixtures";
 import { ConsoleLink } from "./console-link";
+import { testHello, useConsoleDb } from "./testing";
 
-/** packages/api's in-process REST call (src/testing/fixtures.ts). */
-type RestCall = (
-  db: Db,
-  method: string,
-  path: string,
-  opts: { token?: string; body?: unknown },
-) => Promise<{ status: number; body: Record<string, unknown> | null }>;
-
-let db: Db;
-let hostToken: string;
-let restCall: RestCall;
-
-beforeAll(async () => {
-  db = createDb(inject("databaseUrl"), { max: 4 });
-  const fixtures = (await loadApiFixtures()) as ApiFixtures & { restCall: RestCall };
-  restCall = fixtures.restCall;
-  await fixtures.truncateAll(db);
-  const admin = await fixtures.makeUser(db, "admin");
-  hostToken = (await fixtures.callerFor(db, admin).hostTokens.create({ hostname: HOST })).token;
-});
-
-afterAll(async () => {
-  await db?.$disconnect();
-});
+const c = useConsoleDb(HOST);
 
 /** fetch answered by the console's REST handler in this process. */
 const inProcessFetch = (async (url: URL | string, init?: RequestInit) => {
   const u = new URL(String(url));
   const token = new Headers(init?.headers).get("authorization")?.replace(/^Bearer /, "");
-  const r = await restCall(db, init?.method ?? "GET", u.pathname.replace(/^\/api\/v1/, "") + u.search, {
+  const r = await c.restCall(c.db, init?.method ?? "GET", u.pathname.replace(/^\/api\/v1/, "") + u.search, {
     token,
     body: init?.body === undefined ? undefined : (JSON.parse(String(init.body)) as unknown),
   });
@@ -61,17 +37,9 @@ describe("agent <-> console REST handler: refusals", () => {
     const logs: string[] = [];
     const link = new ConsoleLink({
       consoleUrl: "http://console.test",
-      token: hostToken,
+      token: c.hostToken,
       bufferCapacity: 100,
-      hello: () => ({
-        protocolVersion: 1,
-        agentVersion: "0.1.0",
-        hostname: HOST,
-        kernelRelease: null,
-        roles: ["proxy"],
-        probes: [],
-        dataPlane: [],
-      }),
+      hello: () => testHello(HOST),
       log: (line) => logs.push(line),
       onDesired: () => Promise.resolve(),
       fetch: inProcessFetch,
@@ -88,7 +56,7 @@ describe("agent <-> console REST handler: refusals", () => {
         too_old: 0,
         spool_damaged: 0,
       });
-      const stored = await db.observationSample.findMany({
+      const stored = await c.db.observationSample.findMany({
         orderBy: { sampledAt: "asc" },
         select: { sampledAt: true },
       });

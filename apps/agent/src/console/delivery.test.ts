@@ -7,6 +7,7 @@ import { sample } from "@tide/diagnostics/fixtures";
 import { BATCH_MAX_BYTES } from "./batch-size";
 import { ConsoleLink } from "./console-link";
 import { deliveryFailure, ThrottledLog } from "./delivery";
+import { testHello } from "./testing";
 
 const DESIRED: DesiredState = {
   revision: 1,
@@ -47,22 +48,15 @@ function fakeConsole(observations: (batch: AgentObservationsIn) => { status: num
 function linkTo(
   fetch: typeof globalThis.fetch,
   logs: string[],
-  o: { bufferCapacity?: number; spoolDir?: string } = {},
+  o: { bufferCapacity?: number; spoolDir?: string; consoleUrls?: string[] } = {},
 ) {
   return new ConsoleLink({
     consoleUrl: "http://console.test",
+    consoleUrls: o.consoleUrls,
     token: "tide_host_secret",
     bufferCapacity: o.bufferCapacity ?? 1000,
     spoolDir: o.spoolDir ?? null,
-    hello: () => ({
-      protocolVersion: 1,
-      agentVersion: "0.1.0",
-      hostname: "lb-fra-03",
-      kernelRelease: null,
-      roles: ["proxy"],
-      probes: [],
-      dataPlane: [],
-    }),
+    hello: () => testHello("lb-fra-03"),
     log: (line) => logs.push(line),
     onDesired: () => Promise.resolve(),
     fetch,
@@ -211,6 +205,87 @@ describe("ConsoleLink: replies of a newer console", () => {
     expect(link.buffer.size).toBe(0);
     expect(c.posts).toHaveLength(1);
     expect(link.lastError).toBeNull();
+  });
+});
+
+describe("ConsoleLink: several consoles (consoleUrls)", () => {
+  /** Two fake consoles, a.test and b.test; `a` and `b` answer their observations POSTs. */
+  function twoConsoles(
+    a: (batch: AgentObservationsIn) => { status: number; body: unknown },
+    b: (batch: AgentObservationsIn) => { status: number; body: unknown },
+  ) {
+    const ca = fakeConsole(a);
+    const cb = fakeConsole(b);
+    const fetch = ((url: URL | string, init?: RequestInit) =>
+      new URL(String(url)).host === "a.test"
+        ? ca.fetch(url, init)
+        : cb.fetch(url, init)) as typeof globalThis.fetch;
+    return { fetch, a: ca.posts, b: cb.posts };
+  }
+  const urls = ["http://a.test", "http://b.test"];
+
+  it("moves to the next console when one is unreachable, says so, and stays there", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    let aUp = false;
+    const c = twoConsoles(
+      (batch) => (aUp ? { status: 200, body: stored(batch) } : { status: 503, body: { message: "down" } }),
+      (batch) => ({ status: 200, body: stored(batch) }),
+    );
+    const logs: string[] = [];
+    link = linkTo(c.fetch, logs, { consoleUrls: urls });
+    expect(link.consoleUrl).toBe("http://a.test");
+    await offerAll(link, 3);
+    expect(link.buffer.size).toBe(3);
+    expect(link.consoleUrl).toBe("http://b.test");
+    expect(logs.at(-1)).toMatch(
+      /^console http:\/\/a\.test unreachable \(POST \/api\/v1\/agent\/observations: HTTP 503 .*\); trying http:\/\/b\.test; 3 samples buffered, retry in \d+ ms$/,
+    );
+    await link.offer(sample(3), []); // within the backoff: nothing sent
+    expect(c.b).toEqual([]);
+    vi.setSystemTime(Date.now() + 2_000); // past the first backoff (1 s + 20 % jitter)
+    await link.offer(sample(4), []);
+    expect(link.buffer.size).toBe(0);
+    expect(logs).toContain("console reachable again at http://b.test");
+    aUp = true; // sticky: A answering again does not take the agent back
+    await link.offer(sample(5), []);
+    expect(c.b.flat()).toEqual([0, 1, 2, 3, 4, 5].map((t) => sample(t).sampledAt));
+    expect(c.a.flat()).toEqual([0, 1, 2].map((t) => sample(t).sampledAt)); // refused with 503, not stored
+    expect(link.consoleUrl).toBe("http://b.test");
+  });
+
+  it("stays on a console that refuses the host token (401): no outage, every console would say the same", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const c = twoConsoles(
+      () => ({ status: 401, body: { message: "invalid host token" } }),
+      (batch) => ({ status: 200, body: stored(batch) }),
+    );
+    const logs: string[] = [];
+    link = linkTo(c.fetch, logs, { consoleUrls: urls });
+    await offerAll(link, 2);
+    vi.setSystemTime(Date.now() + 2_000);
+    await link.offer(sample(2), []);
+    expect(link.consoleUrl).toBe("http://a.test");
+    expect(c.b).toEqual([]);
+    expect(link.buffer.size).toBe(3);
+    expect(logs.at(-1)).toMatch(/^console http:\/\/a\.test rejected the host token/);
+  });
+
+  it("stays on a console that refuses a sample (400): the sample is dropped, the rest go on there", async () => {
+    const poison = sample(1).sampledAt;
+    const c = twoConsoles(
+      (batch) =>
+        batch.observations.some((o) => o.sampledAt === poison)
+          ? { status: 400, body: { message: "Invalid input" } }
+          : { status: 200, body: stored(batch) },
+      (batch) => ({ status: 200, body: stored(batch) }),
+    );
+    const logs: string[] = [];
+    link = linkTo(c.fetch, logs, { consoleUrls: urls });
+    await offerAll(link, 4);
+    expect(link.buffer.size).toBe(0);
+    expect(link.consoleUrl).toBe("http://a.test");
+    expect(c.b).toEqual([]);
+    expect(link.samplesDropped.refused).toBe(1);
   });
 });
 

@@ -40,6 +40,18 @@ describe("/metrics: the console link", () => {
     expect(text).toContain('tide_agent_samples_dropped_total{reason="refused"} 1');
     expect(text).toContain('tide_agent_samples_dropped_total{reason="too_old"} 5');
   });
+
+  it("names the console in use (one of consoleUrls); nothing when local-only", () => {
+    const text = renderMetrics(null, [], {
+      bufferedSamples: 0,
+      consoleConnected: false,
+      consoleUrl: "http://console-b:3000",
+    });
+    expect(text).toContain('tide_agent_console_url{url="http://console-b:3000"} 1');
+    expect(renderMetrics(null, [], { bufferedSamples: 0, consoleConnected: null })).not.toContain(
+      "tide_agent_console_url",
+    );
+  });
 });
 
 describe("/metrics: how BPF maps are read", () => {

@@ -69,6 +69,8 @@ export function renderMetrics(
   agent: {
     bufferedSamples: number;
     consoleConnected: boolean | null;
+    /** The console the agent sends to (of consoleUrls, the one in use); null/absent = local-only. */
+    consoleUrl?: string | null;
     /**
      * Samples that left the buffer without being stored, by reason (ConsoleLink.samplesDropped):
      * buffer_full, refused (the console answered 4xx to the sample alone), in_future, too_old.
@@ -145,6 +147,14 @@ export function renderMetrics(
       "1 when the last console call succeeded",
       {},
       agent.consoleConnected ? 1 : 0,
+    );
+  if (agent.consoleUrl !== undefined && agent.consoleUrl !== null)
+    e.add(
+      "tide_agent_console_url",
+      "gauge",
+      "1 for the console the agent sends to (of its consoleUrls, the one in use or tried next)",
+      { url: agent.consoleUrl },
+      1,
     );
   if (obs !== null) {
     e.add(

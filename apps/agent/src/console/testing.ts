@@ -1,0 +1,56 @@
+/**
+ * Helpers of the console link's tests (not shipped: only *.test.ts and *.integration-test.ts import
+ * this file).
+ */
+import type { AgentHello } from "@tide/contracts";
+import type { Db } from "@tide/db";
+import type { ApiFixtures } from "@tide/devstack";
+import { afterAll, beforeAll, inject } from "vitest";
+
+/** The hello of an agent on `hostname`: protocol 1, a proxy, no probes. */
+export const testHello = (hostname: string): AgentHello => ({
+  protocolVersion: 1,
+  agentVersion: "0.1.0",
+  hostname,
+  kernelRelease: null,
+  roles: ["proxy"],
+  probes: [],
+  dataPlane: [],
+});
+
+/** packages/api's in-process REST call (src/testing/fixtures.ts). */
+export type RestCall = (
+  db: Db,
+  method: string,
+  path: string,
+  opts: { token?: string; body?: unknown },
+) => Promise<{ status: number; body: Record<string, unknown> | null }>;
+
+export interface ConsoleDb {
+  db: Db;
+  hostToken: string;
+  restCall: RestCall;
+}
+
+/**
+ * For an integration test file: before its tests, the integration tier's database emptied, with an
+ * admin and a host token for `hostname`, and the console's REST handler to call in-process;
+ * disconnected after them. The fields are there once beforeAll has run.
+ */
+export function useConsoleDb(hostname: string): ConsoleDb {
+  const c = {} as ConsoleDb;
+  beforeAll(async () => {
+    const { createDb } = await import("@tide/db");
+    const { loadApiFixtures } = await import("@tide/devstack");
+    c.db = createDb(inject("databaseUrl"), { max: 4 });
+    const fixtures = (await loadApiFixtures()) as ApiFixtures & { restCall: RestCall };
+    c.restCall = fixtures.restCall;
+    await fixtures.truncateAll(c.db);
+    const admin = await fixtures.makeUser(c.db, "admin");
+    c.hostToken = (await fixtures.callerFor(c.db, admin).hostTokens.create({ hostname })).token;
+  });
+  afterAll(async () => {
+    await c.db?.$disconnect();
+  });
+  return c;
+}
