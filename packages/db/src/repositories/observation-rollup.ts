@@ -1,0 +1,247 @@
+import { brotliCompressSync, brotliDecompressSync, constants as zlib } from "node:zlib";
+import type { JsonValue, TimedSample } from "./observation-codec";
+
+/**
+ * One-minute rollups of a host's observations (the tier kept for 30 days): what a history chart of
+ * a day or a week needs, in a few hundred bytes per host-minute.
+ *
+ * Series are named by where they come from in the Observation (packages/contracts observations.ts):
+ *   counters   (absolute, rising)    ns/<inode>/<nstat name>, cpu/<cpu>/<softnet field>,
+ *                                    listenOverflow/<inode>/<port>, connect/<inode>/<pid>/<field>,
+ *                                    icmpFragNeeded/<inode>
+ *   gauges     (a value now)         ns/<inode>/sockstat/<field>, ns/<inode>/establishedTotal,
+ *                                    ns/<inode>/listen/<address>:<port>/recvQ, netRx/<cpu>/intervalMaxUs
+ *   histograms (absolute log2 µs)    connect/<inode>/<pid>/latencyUs, netRx/<cpu>/durationUs,
+ *                                    bcc/tcpconnlat/<pid>/latencyUs, bcc/softirq/<name>/durationUs
+ *
+ * Rates come from consecutive samples of the minute that both carry the series (the pair that
+ * straddles the minute boundary belongs to neither minute; at 1 s that is one second in sixty, and
+ * each rollup's `increase` still adds up exactly over the samples it saw). A decrease is a reset
+ * (agent, namespace or probe restarted): as in Prometheus, the increase of that pair is the new
+ * value. Rates are per second, rounded to RATE_DECIMALS; increases and histogram counts are exact.
+ * A series whose rates (or values) are all zero is left out: absent means zero or not reported.
+ */
+
+export const ROLLUP_VERSION = 1;
+
+/** Decimal places kept of rates and gauge averages (per second / per sample). */
+export const RATE_DECIMALS = 3;
+
+/** [min, max, avg, last] of per-second rates, and the exact increase over the minute. */
+export type RateStat = [min: number, max: number, avg: number, last: number, increase: number];
+/** [min, max, avg, last] of a gauge's values. */
+export type GaugeStat = [min: number, max: number, avg: number, last: number];
+
+export interface MinuteRollup {
+  v: typeof ROLLUP_VERSION;
+  /** Samples rolled up. */
+  samples: number;
+  /** Seconds covered by the rate pairs (from the first to the last sample of the minute). */
+  spanS: number;
+  rates: Record<string, RateStat>;
+  gauges: Record<string, GaugeStat>;
+  /** Per log2 bucket, the observations added during the minute (trailing zeros left out). */
+  histograms: Record<string, number[]>;
+}
+
+type Obj = { [key: string]: JsonValue };
+const obj = (v: JsonValue | undefined): Obj =>
+  v !== null && typeof v === "object" && !Array.isArray(v) ? v : {};
+const arr = (v: JsonValue | undefined): JsonValue[] => (Array.isArray(v) ? v : []);
+const num = (v: JsonValue | undefined): number | null => (typeof v === "number" ? v : null);
+
+interface SampleSeries {
+  counters: Map<string, number>;
+  gauges: Map<string, number>;
+  histograms: Map<string, number[]>;
+}
+
+/** The series one Observation carries (names as in the header). */
+export function seriesOf(payload: JsonValue): SampleSeries {
+  const o = obj(payload);
+  const counters = new Map<string, number>();
+  const gauges = new Map<string, number>();
+  const histograms = new Map<string, number[]>();
+  const counter = (k: string, v: JsonValue | undefined) => {
+    const n = num(v);
+    if (n !== null) counters.set(k, n);
+  };
+  const gauge = (k: string, v: JsonValue | undefined) => {
+    const n = num(v);
+    if (n !== null) gauges.set(k, n);
+  };
+  const histogram = (k: string, v: JsonValue | undefined) => {
+    if (Array.isArray(v))
+      histograms.set(
+        k,
+        v.map((x) => num(x) ?? 0),
+      );
+  };
+  for (const nsv of arr(o.namespaces)) {
+    const ns = obj(nsv);
+    const inode = num(obj(ns.netns).inode);
+    for (const [name, v] of Object.entries(obj(ns.counters))) counter(`ns/${inode}/${name}`, v);
+    for (const [name, v] of Object.entries(obj(ns.sockstat))) gauge(`ns/${inode}/sockstat/${name}`, v);
+    gauge(`ns/${inode}/establishedTotal`, ns.establishedTotal);
+    for (const lv of arr(ns.listeners)) {
+      const l = obj(lv);
+      gauge(`ns/${inode}/listen/${String(l.address)}:${String(l.port)}/recvQ`, l.recvQ);
+    }
+  }
+  for (const cv of arr(o.cpus)) {
+    const c = obj(cv);
+    for (const f of ["softnetProcessed", "softnetDropped", "softnetTimeSqueeze", "netRxSoftirqs"]) {
+      counter(`cpu/${String(c.cpu)}/${f}`, c[f]);
+    }
+  }
+  const pr = obj(o.probeResults);
+  for (const v of arr(pr.listenOverflow)) {
+    const x = obj(v);
+    counter(`listenOverflow/${String(x.netnsInode)}/${String(x.port)}`, x.drops);
+  }
+  for (const v of arr(pr.connectLatency)) {
+    const x = obj(v);
+    const k = `connect/${String(x.netnsInode)}/${String(x.pid)}`;
+    for (const f of ["eaddrnotavail", "evenPorts", "oddPorts"]) counter(`${k}/${f}`, x[f]);
+    histogram(`${k}/latencyUs`, x.latencyUs);
+  }
+  for (const v of arr(pr.netRxSoftirq)) {
+    const x = obj(v);
+    histogram(`netRx/${String(x.cpu)}/durationUs`, x.durationUs);
+    gauge(`netRx/${String(x.cpu)}/intervalMaxUs`, x.intervalMaxUs);
+  }
+  for (const v of arr(pr.icmpFragNeeded)) {
+    const x = obj(v);
+    counter(`icmpFragNeeded/${String(x.netnsInode)}`, x.sent);
+  }
+  const bcc = obj(o.bcc);
+  for (const v of arr(bcc.tcpConnectLatency)) {
+    const x = obj(v);
+    histogram(`bcc/tcpconnlat/${String(x.pid)}/latencyUs`, x.latencyUs);
+  }
+  for (const v of arr(bcc.softirqTime)) {
+    const x = obj(v);
+    histogram(`bcc/softirq/${String(x.softirq)}/durationUs`, x.durationUs);
+  }
+  return { counters, gauges, histograms };
+}
+
+const round = (x: number) => {
+  const f = 10 ** RATE_DECIMALS;
+  return Math.round(x * f) / f;
+};
+
+/** Increase from `p` to `c` of an absolute counter (a decrease is a reset: the new value). */
+export const increaseOf = (p: number, c: number) => (c >= p ? c - p : c);
+
+/** Roll up the samples of one minute (any order). */
+export function rollupMinute(samples: readonly TimedSample[]): MinuteRollup {
+  const sorted = [...samples].sort((a, b) => a.sampledAt.getTime() - b.sampledAt.getTime());
+  const series = sorted.map((s) => ({ t: s.sampledAt.getTime(), ...seriesOf(s.payload) }));
+  const rateAcc = new Map<string, { min: number; max: number; last: number; inc: number; dtS: number }>();
+  const histAcc = new Map<string, number[]>();
+  for (let i = 1; i < series.length; i++) {
+    const p = series[i - 1]!;
+    const c = series[i]!;
+    const dtS = (c.t - p.t) / 1000;
+    for (const [k, cv] of c.counters) {
+      const pv = p.counters.get(k);
+      if (pv === undefined) continue;
+      const inc = increaseOf(pv, cv);
+      const rate = inc / dtS;
+      const a = rateAcc.get(k);
+      if (!a) rateAcc.set(k, { min: rate, max: rate, last: rate, inc, dtS });
+      else {
+        a.min = Math.min(a.min, rate);
+        a.max = Math.max(a.max, rate);
+        a.last = rate;
+        a.inc += inc;
+        a.dtS += dtS;
+      }
+    }
+    for (const [k, ch] of c.histograms) {
+      const ph = p.histograms.get(k);
+      if (!ph) continue;
+      const reset = ch.some((x, j) => x < (ph[j] ?? 0)) || ph.length > ch.length;
+      const acc = histAcc.get(k) ?? [];
+      ch.forEach((x, j) => (acc[j] = (acc[j] ?? 0) + (reset ? x : x - (ph[j] ?? 0))));
+      histAcc.set(k, acc);
+    }
+  }
+  const rates: Record<string, RateStat> = {};
+  for (const [k, a] of rateAcc) {
+    if (a.inc === 0 && a.max === 0) continue;
+    rates[k] = [round(a.min), round(a.max), round(a.inc / a.dtS), round(a.last), a.inc];
+  }
+  const gaugeAcc = new Map<string, number[]>();
+  for (const s of series) {
+    for (const [k, v] of s.gauges) {
+      const list = gaugeAcc.get(k) ?? [];
+      list.push(v);
+      gaugeAcc.set(k, list);
+    }
+  }
+  const gauges: Record<string, GaugeStat> = {};
+  for (const [k, list] of gaugeAcc) {
+    if (list.every((v) => v === 0)) continue;
+    const sum = list.reduce((x, y) => x + y, 0);
+    gauges[k] = [Math.min(...list), Math.max(...list), round(sum / list.length), list[list.length - 1]!];
+  }
+  const histograms: Record<string, number[]> = {};
+  for (const [k, acc] of histAcc) {
+    const filled = Array.from(acc, (x) => x ?? 0);
+    while (filled.length > 0 && filled[filled.length - 1] === 0) filled.pop();
+    if (filled.length > 0) histograms[k] = filled;
+  }
+  const first = series[0]?.t ?? 0;
+  const last = series[series.length - 1]?.t ?? 0;
+  return {
+    v: ROLLUP_VERSION,
+    samples: sorted.length,
+    spanS: (last - first) / 1000,
+    rates,
+    gauges,
+    histograms,
+  };
+}
+
+/** Bucket-wise sum of log2 histograms (the histogram of a longer interval). */
+export function mergeHistograms(...hs: readonly number[][]): number[] {
+  const out: number[] = [];
+  for (const h of hs) h.forEach((x, i) => (out[i] = (out[i] ?? 0) + x));
+  return Array.from(out, (x) => x ?? 0);
+}
+
+/**
+ * The q-quantile (0..1) of a log2 µs histogram, as the bucket it falls in: the true value lies in
+ * [lowUs, highUs), so the error is bounded by the bucket's width (a factor of 2). Null when empty.
+ */
+export function histogramQuantile(h: readonly number[], q: number): { lowUs: number; highUs: number } | null {
+  const total = h.reduce((a, b) => a + b, 0);
+  if (total === 0) return null;
+  const rank = Math.max(1, Math.ceil(q * total));
+  let seen = 0;
+  for (let i = 0; i < h.length; i++) {
+    seen += h[i]!;
+    if (seen >= rank) return { lowUs: i === 0 ? 0 : 2 ** i, highUs: 2 ** (i + 1) };
+  }
+  return null;
+}
+
+/** A rollup as stored: brotli-compressed JSON (observation_rollups.data). */
+export function encodeRollup(r: MinuteRollup): Buffer {
+  const body = Buffer.from(JSON.stringify(r));
+  return brotliCompressSync(body, {
+    params: {
+      [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT,
+      [zlib.BROTLI_PARAM_QUALITY]: 9,
+      [zlib.BROTLI_PARAM_SIZE_HINT]: body.length,
+    },
+  });
+}
+
+export function decodeRollup(data: Uint8Array): MinuteRollup {
+  const r = JSON.parse(brotliDecompressSync(data).toString("utf8")) as MinuteRollup;
+  if (r.v !== ROLLUP_VERSION) throw new Error(`observation rollup: version ${r.v} is not ${ROLLUP_VERSION}`);
+  return r;
+}
