@@ -69,9 +69,16 @@ export async function startBenchStack(o: BenchStackOptions): Promise<BenchStack>
     const port = await freePort();
     const baseURL = `http://127.0.0.1:${port}`;
     let output = "";
+    // TIDE_BENCH_CONSOLE_CPU_PROF=<dir>: the console writes a V8 CPU profile there when it stops
+    // (node --cpu-prof; NODE_OPTIONS may not carry it), to see where a bench's time goes.
+    const cpuProfDir = process.env.TIDE_BENCH_CONSOLE_CPU_PROF;
+    const nextArgs = ["start", "-p", String(port), "-H", "127.0.0.1"];
+    const nextBin = path.join(REPO_ROOT, "node_modules/next/dist/bin/next");
     server = spawn(
-      path.join(REPO_ROOT, "node_modules/.bin/next"),
-      ["start", "-p", String(port), "-H", "127.0.0.1"],
+      process.execPath,
+      cpuProfDir
+        ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`, nextBin, ...nextArgs]
+        : [nextBin, ...nextArgs],
       {
         cwd: consoleDir,
         env: {
