@@ -3,6 +3,7 @@ import { hostTokenSummarySelect, type Db, type HostTokenSummaryRow } from "@tide
 import type { HostTokenSummary } from "../schemas/hosts.schema";
 import { recordAudit } from "../services/audit.service";
 import { actorRef, type Actor } from "./actor";
+import { HostTokenCache } from "./host-token-cache";
 import { digestSecret, randomSecret } from "./secrets";
 
 /**
@@ -92,6 +93,8 @@ export async function revokeHostToken(db: Db, actor: Actor, tokenId: string): Pr
     data: { revokedAt: new Date() },
     select: hostTokenSummarySelect,
   });
+  // Refused from this process's next request on (other consoles: within the cache's TTL).
+  hostTokenCacheFor(db).evictToken(tokenId);
   await recordAudit(db, {
     ...actorRef(actor),
     action: "host_token.revoke",
@@ -103,11 +106,31 @@ export async function revokeHostToken(db: Db, actor: Actor, tokenId: string): Pr
   return toSummary(row);
 }
 
-/** Resolve a bearer `tide_host_…` token to its host, or null if unknown or revoked. */
+const caches = new WeakMap<Db, HostTokenCache>();
+
+/** This process's cache of resolved host tokens for `db` (host-token-cache.ts). */
+export function hostTokenCacheFor(db: Db): HostTokenCache {
+  let c = caches.get(db);
+  if (!c) {
+    c = new HostTokenCache();
+    caches.set(db, c);
+  }
+  return c;
+}
+
+/**
+ * Resolve a bearer `tide_host_…` token to its host, or null if unknown or revoked. A token resolved
+ * less than HOST_TOKEN_CACHE_TTL_MS ago is answered from memory (host-token-cache.ts says how a
+ * revocation is still honoured).
+ */
 export async function hostFromToken(db: Db, token: string): Promise<HostCaller | null> {
   if (!token.startsWith(HOST_TOKEN_PREFIX)) return null;
+  const digest = digestSecret(token);
+  const cache = hostTokenCacheFor(db);
+  const cached = cache.get(digest);
+  if (cached) return cached;
   const row = await db.hostToken.findUnique({
-    where: { tokenHash: digestSecret(token) },
+    where: { tokenHash: digest },
     select: { id: true, revokedAt: true, lastUsedAt: true, host: { select: { id: true, name: true } } },
   });
   if (!row || row.revokedAt) return null;
@@ -116,10 +139,12 @@ export async function hostFromToken(db: Db, token: string): Promise<HostCaller |
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > 60_000) {
     await db.hostToken.update({ where: { id: row.id }, data: { lastUsedAt: now } });
   }
-  return {
+  const caller: HostCaller = {
     hostId: row.host.id,
     hostname: row.host.name,
     tokenId: row.id,
     label: `host ${row.host.name} (${row.id})`,
   };
+  cache.set(digest, caller);
+  return caller;
 }
