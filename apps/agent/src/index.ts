@@ -7,4 +7,5 @@ export { Agent, HostObserver, type Tick } from "./agent";
 export { resolveConfig, AgentConfig } from "./config";
 export { backoffMs, BACKOFF_MIN_MS, BACKOFF_MAX_MS } from "./console/backoff";
 export { BATCH_MAX_BYTES, boundedBatch, jsonBytes } from "./console/batch-size";
+export { ConsoleLink, type ConsoleLinkOptions } from "./console/console-link";
 export { checkTarget, execWithTimeout, type Exec, type ExecResult } from "./pmtu/prober";
