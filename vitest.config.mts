@@ -20,7 +20,11 @@ export default defineConfig({
       {
         test: {
           name: "integration",
-          include: ["packages/*/src/**/*.integration-test.ts", "apps/*/src/**/*.integration-test.ts"],
+          include: [
+            "packages/*/src/**/*.integration-test.ts",
+            "apps/*/src/**/*.integration-test.ts",
+            "packages/system-tests/**/*.integration-test.ts",
+          ],
           environment: "node",
           globalSetup: ["./packages/devstack/src/integration-global-setup.ts"],
           testTimeout: 60_000,

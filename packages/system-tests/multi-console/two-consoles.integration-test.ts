@@ -1,0 +1,370 @@
+/**
+ * More than one console (issue 16): two real console processes (`next start` of apps/console's
+ * production build) on the integration tier's throwaway PostgreSQL, a round-robin HTTP load
+ * balancer in front of them (round-robin-proxy.ts), and simulated hosts speaking through the
+ * agent's real console link. What the processes share, each checked where only sharing makes it
+ * true:
+ *
+ *  - evaluation: both consoles get the same host's batch at once and both evaluate it at once;
+ *    its finding is still opened once and resolved once (the per-host advisory lock);
+ *  - live pages: a host page's stream on console B gets the update for a sample ingested
+ *    through console A (one LISTEN per process, NOTIFY crosses processes);
+ *  - ingest: agents spread over both (half through the balancer, half given both URLs), console A
+ *    is killed (SIGKILL) mid-run: agents fail over, every sample is stored exactly once, and each
+ *    overflowing host's finding opens once and, once the overflow stops, resolves once.
+ *
+ * No time is asserted: every wait is for a condition, bounded, and says what it waited for.
+ */
+import { existsSync } from "node:fs";
+import path from "node:path";
+import type { AgentObservationsIn, Observation } from "@tide/contracts";
+import { countSamples, createDb, samplesBetween, type Db } from "@tide/db";
+import {
+  CONSOLE_DIR,
+  freePort,
+  loadApiFixtures,
+  startConsole,
+  stopConsole,
+  waitFor,
+  type ApiFixtures,
+  type ConsoleProcess,
+} from "@tide/devstack";
+import { everyStep } from "@tide/lab/testing";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { openLiveStream, type LiveStream } from "./live-stream";
+import { startRoundRobinProxy, type RoundRobinProxy } from "./round-robin-proxy";
+import { OVERFLOWS_PER_S, SimulatedAgent, simulatedObservation, type FleetClock } from "./simulated-agent";
+
+declare module "vitest" {
+  /** From packages/devstack's integration global setup: a fresh, migrated database. */
+  interface ProvidedContext {
+    databaseUrl: string;
+  }
+}
+
+/**
+ * At least packages/api/src/services/finding-evaluator.ts's EVALUATION_INTERVAL_MS (5 s, the least
+ * time between two evaluations of one host in one process): after this long without a batch, a
+ * console evaluates a host's next batch at once.
+ */
+const EVALUATOR_INTERVAL_MS = 6_000;
+/** Wall ms between two samples of a simulated agent (each dated 1 s after the one before: 5x). */
+const TICK_MS = 200;
+/** How far back the simulated hosts' first sample is dated: inside the 60 min retention. */
+const HISTORY_START_MS = 50 * 60_000;
+const FINDING_KIND = "accept_queue_overflow";
+
+let db: Db;
+let fixtures: ApiFixtures;
+let api: ReturnType<ApiFixtures["callerFor"]>;
+let consoleA: ConsoleProcess | undefined;
+let consoleB: ConsoleProcess | undefined;
+let urlA: string;
+let urlB: string;
+let proxy: RoundRobinProxy | undefined;
+const agents: SimulatedAgent[] = [];
+const streams: LiveStream[] = [];
+
+/** A REST call as an agent makes it (host token); throws on anything but 2xx. */
+async function post(consoleUrl: string, route: string, token: string, body: unknown): Promise<unknown> {
+  const res = await fetch(`${consoleUrl}/api/v1${route}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`POST ${consoleUrl}${route}: HTTP ${res.status} ${text}`);
+  return JSON.parse(text) as unknown;
+}
+
+/** A host token, and the host's hello to `consoleUrl` (as the agent's first call). */
+async function registerHost(hostname: string, consoleUrl: string): Promise<string> {
+  const { token } = await api.hostTokens.create({ hostname });
+  await post(consoleUrl, "/agent/hello", token, {
+    protocolVersion: 1,
+    agentVersion: "0.1.0",
+    hostname,
+    kernelRelease: null,
+    roles: ["proxy"],
+    probes: [],
+    dataPlane: [],
+  });
+  return token;
+}
+
+/** Samples t = from .. to-1 of a host, as one batch (`dropsAt`: its accept queue drops so far at t). */
+function batch(
+  hostname: string,
+  from: number,
+  to: number,
+  startMs: number,
+  dropsAt: (t: number) => number,
+): AgentObservationsIn {
+  const observations: Observation[] = [];
+  for (let t = from; t < to; t++) observations.push(simulatedObservation(hostname, t, startMs, dropsAt(t)));
+  return { observations, dataPlane: [], replayed: false };
+}
+
+/** Each host's findings with their history's event types. */
+async function findingsOf(hostnames: readonly string[]) {
+  const rows = await db.finding.findMany({
+    where: { host: { name: { in: [...hostnames] } } },
+    select: {
+      kind: true,
+      status: true,
+      host: { select: { name: true } },
+      events: { select: { type: true } },
+    },
+  });
+  return new Map(hostnames.map((h) => [h, rows.filter((r) => r.host.name === h)]));
+}
+
+/** Waits until every named host has one finding of FINDING_KIND in `status`. */
+function untilFindings(hostnames: readonly string[], status: "open" | "resolved", timeoutMs: number) {
+  return waitFor(
+    `an ${status} ${FINDING_KIND} finding on ${hostnames.join(", ")}`,
+    async () => {
+      const byHost = await findingsOf(hostnames);
+      return [...byHost.values()].every((fs) =>
+        fs.some((f) => f.kind === FINDING_KIND && f.status === status),
+      );
+    },
+    {
+      timeoutMs,
+      intervalMs: 500,
+      detail: () => `console A:\n${consoleA?.output()}\nconsole B:\n${consoleB?.output()}`,
+    },
+  );
+}
+
+/**
+ * Waits until the consoles have finished evaluating: no batch for longer than the evaluator's
+ * interval (nothing waits for it any more), then no transaction open on the database but ours,
+ * twice in a row (an evaluation is one transaction). Only then is a second, racing write visible.
+ */
+async function evaluationsSettled(): Promise<void> {
+  await new Promise((r) => setTimeout(r, EVALUATOR_INTERVAL_MS));
+  let quiet = 0;
+  await waitFor(
+    "the consoles' evaluations to finish",
+    async () => {
+      const [{ open }] = await db.$queryRaw<[{ open: number }]>`
+        SELECT count(*)::int AS open FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL`;
+      quiet = open === 0 ? quiet + 1 : 0;
+      return quiet >= 2;
+    },
+    { timeoutMs: 60_000, intervalMs: 500 },
+  );
+}
+
+/** Opened once, resolved once, nothing else of the kind: what each overflowing host must show. */
+function expectOpenedAndResolvedOnce(
+  found: Awaited<ReturnType<typeof findingsOf>>,
+  hostnames: readonly string[],
+) {
+  for (const h of hostnames) {
+    const fs = found.get(h) ?? [];
+    expect(fs.map((f) => [h, f.kind, f.status])).toEqual([[h, FINDING_KIND, "resolved"]]);
+    const types = fs[0]!.events.map((e) => e.type);
+    expect([h, types.filter((t) => t === "opened").length]).toEqual([h, 1]);
+    expect([h, types.filter((t) => t === "resolved").length]).toEqual([h, 1]);
+    expect([h, types.filter((t) => t === "reopened").length]).toEqual([h, 0]);
+  }
+}
+
+beforeAll(async () => {
+  if (!existsSync(path.join(CONSOLE_DIR, ".next/BUILD_ID")))
+    throw new Error(`${CONSOLE_DIR}/.next/BUILD_ID is missing: npm run build -w @tide/console`);
+  const databaseUrl = inject("databaseUrl");
+  db = createDb(databaseUrl, { max: 4 });
+  fixtures = await loadApiFixtures();
+  await fixtures.truncateAll(db);
+  api = fixtures.callerFor(db, await fixtures.makeUser(db, "admin"));
+  const [portA, portB] = [await freePort(), await freePort()];
+  urlA = `http://127.0.0.1:${portA}`;
+  urlB = `http://127.0.0.1:${portB}`;
+  // One after the other: two Next.js servers starting at once on a busy 2-core machine time out.
+  consoleA = await startConsole(portA, databaseUrl);
+  consoleB = await startConsole(portB, databaseUrl);
+  proxy = await startRoundRobinProxy([urlA, urlB]);
+});
+
+afterAll(async () => {
+  await everyStep([
+    ...streams.map((s) => () => s.close()),
+    ...agents.map((a) => () => a.link.close()),
+    () => proxy?.close(),
+    () => stopConsole(consoleA),
+    () => stopConsole(consoleB),
+    () => db?.$disconnect(),
+  ]);
+});
+
+describe("two console processes on one database", () => {
+  it("evaluate one host's findings one at a time: both get its batch at once, it opens and resolves once", async () => {
+    const hosts = ["mc-race-1", "mc-race-2", "mc-race-3", "mc-race-4"];
+    const startMs = Math.floor(Date.now() / 1000) * 1000 - 10 * 60_000;
+    const tokens = await Promise.all(hosts.map((h) => registerHost(h, urlA)));
+    // 90 s of overflow through A: A opens each finding.
+    const OVERFLOW_S = 90;
+    const drops = (t: number) => OVERFLOWS_PER_S * Math.min(t, OVERFLOW_S);
+    await Promise.all(
+      hosts.map((h, i) =>
+        post(urlA, "/agent/observations", tokens[i]!, batch(h, 0, OVERFLOW_S, startMs, drops)),
+      ),
+    );
+    await untilFindings(hosts, "open", 60_000);
+    // Neither console has a reason to wait before its next evaluation of these hosts: the next
+    // batch starts one on each at once.
+    await new Promise((r) => setTimeout(r, EVALUATOR_INTERVAL_MS));
+    // 160 s without overflow (more than the 120 s evaluation window), to A and B at the same time:
+    // one stores it, the other finds it stored; each evaluates the host and sees it clear.
+    await Promise.all(
+      hosts.flatMap((h, i) => {
+        const body = batch(h, OVERFLOW_S, OVERFLOW_S + 160, startMs, drops);
+        return [
+          post(urlA, "/agent/observations", tokens[i]!, body),
+          post(urlB, "/agent/observations", tokens[i]!, body),
+        ];
+      }),
+    );
+    await untilFindings(hosts, "resolved", 60_000);
+    await evaluationsSettled();
+    expectOpenedAndResolvedOnce(await findingsOf(hosts), hosts);
+  });
+
+  it("fan live updates out across processes: a page on B gets a sample ingested through A", async () => {
+    const host = "mc-live";
+    const startMs = Math.floor(Date.now() / 1000) * 1000 - 60_000;
+    const token = await registerHost(host, urlA);
+    const [first, second] = batch(host, 0, 2, startMs, () => 0).observations;
+    await post(
+      urlA,
+      "/agent/observations",
+      token,
+      batch(host, 0, 1, startMs, () => 0),
+    );
+    const { token: apiToken } = await api.tokens.create({
+      name: "multi-console live page",
+      scopes: ["read"],
+    });
+    const stream = await openLiveStream(urlB, host, apiToken);
+    streams.push(stream);
+    const isUpdateAt = (at: string) => (e: { event: string; data: unknown }) =>
+      e.event === "update" && (e.data as { sampledAt: string | null }).sampledAt === at;
+    // The page's first update (on connect) shows the stored sample; then B listens.
+    await stream.until("the first update on B", isUpdateAt(first!.sampledAt), 30_000);
+    await post(
+      urlA,
+      "/agent/observations",
+      token,
+      batch(host, 1, 2, startMs, () => 0),
+    );
+    const update = await stream.until(
+      "B's update for the sample ingested through A",
+      isUpdateAt(second!.sampledAt),
+      30_000,
+    );
+    const data = update.data as { full: boolean; namespaces: { points: { at: string }[] }[] };
+    expect(data.full).toBe(false);
+    expect(data.namespaces.flatMap((n) => n.points.map((p) => p.at))).toContain(second!.sampledAt);
+  });
+
+  it("share ingest: agents fail over when A is killed, every sample is stored once, findings open and resolve once", async () => {
+    const clock: FleetClock = {
+      startMs: Math.floor(Date.now() / 1000) * 1000 - HISTORY_START_MS,
+      overflowing: true,
+    };
+    // Hosts 0-3 through the balancer (one URL); 4-7 given both consoles, two of them A first.
+    const plan: { urls: string[]; overflows: boolean }[] = [
+      { urls: [proxy!.url], overflows: true },
+      { urls: [proxy!.url], overflows: false },
+      { urls: [proxy!.url], overflows: true },
+      { urls: [proxy!.url], overflows: false },
+      { urls: [urlA, urlB], overflows: true },
+      { urls: [urlA, urlB], overflows: false },
+      { urls: [urlB, urlA], overflows: true },
+      { urls: [urlB, urlA], overflows: false },
+    ];
+    for (const [i, p] of plan.entries()) {
+      const hostname = `mc-host-${i}`;
+      const { token } = await api.hostTokens.create({ hostname });
+      agents.push(new SimulatedAgent(hostname, token, p.urls, p.overflows, clock));
+    }
+    const overflowing = agents.filter((a) => a.overflows).map((a) => a.hostname);
+    const all = agents.map((a) => a.hostname);
+    for (const a of agents) a.start(TICK_MS);
+
+    // Both consoles at work: each overflowing host's finding open, every agent delivering, the
+    // balancer sending to both.
+    await untilFindings(overflowing, "open", 120_000);
+    await waitFor(
+      "every agent to deliver, and the balancer to use both consoles",
+      () =>
+        agents.every((a) => a.delivered.length > 0) &&
+        (proxy!.answered.get(urlA) ?? 0) > 0 &&
+        (proxy!.answered.get(urlB) ?? 0) > 0,
+      { timeoutMs: 60_000 },
+    );
+
+    // Kill A: no shutdown, connections cut, whatever it held in memory gone.
+    const killedAt = agents.map((a) => a.offered.length);
+    const exited = new Promise((r) => consoleA!.child.once("exit", r));
+    process.kill(-consoleA!.child.pid!, "SIGKILL");
+    await exited;
+
+    // Every agent delivers samples it took after the kill: the ones on A moved to B.
+    await waitFor(
+      "every agent to deliver a sample taken after A was killed",
+      () => agents.every((a, i) => a.delivered.some((at) => at >= a.offered[killedAt[i]!]!)),
+      {
+        timeoutMs: 90_000,
+        detail: () => agents.map((a) => `${a.hostname}: ${a.logs.slice(-3).join(" | ")}`).join("\n"),
+      },
+    );
+    // The overflow stops; each finding resolves once the evaluation window is clear.
+    clock.overflowing = false;
+    await untilFindings(overflowing, "resolved", 120_000);
+    await Promise.all(agents.map((a) => a.stop(TICK_MS, 60_000)));
+    await evaluationsSettled();
+    const newest = Math.max(...agents.map((a) => a.offered.length));
+    expect(clock.startMs + newest * 1000).toBeLessThan(Date.now()); // every sample dated in the past
+
+    // Agents failed over: those given A first now send to B, and said why; the balancer skipped A.
+    for (const a of agents) {
+      expect([a.hostname, a.link.buffer.size]).toEqual([a.hostname, 0]);
+      expect([a.hostname, a.link.samplesDropped]).toEqual([
+        a.hostname,
+        Object.fromEntries(Object.keys(a.link.samplesDropped).map((k) => [k, 0])),
+      ]);
+      if (a.consoleUrls.length === 1) continue;
+      expect([a.hostname, a.link.consoleUrl]).toEqual([a.hostname, urlB]);
+      const movedOff = a.logs.some(
+        (l) => l.startsWith(`console ${urlA} unreachable (`) && l.includes(`; trying ${urlB};`),
+      );
+      expect([a.hostname, movedOff]).toEqual([a.hostname, a.consoleUrls[0] === urlA]);
+    }
+    expect(proxy!.refused.get(urlA) ?? 0).toBeGreaterThan(0);
+    expect(proxy!.refused.get(urlB) ?? 0).toBe(0);
+
+    // Nothing lost, nothing twice: each host's stored samples are exactly the ones it took.
+    for (const a of agents) {
+      const host = await db.host.findFirstOrThrow({ where: { name: a.hostname }, select: { id: true } });
+      const stored = await samplesBetween(db, host.id, new Date(clock.startMs));
+      expect([a.hostname, stored.map((s) => s.sampledAt.toISOString())]).toEqual([a.hostname, a.offered]);
+      expect([a.hostname, await countSamples(db, host.id)]).toEqual([a.hostname, a.offered.length]);
+    }
+
+    // Findings: each overflowing host's opened once and resolved once; the others have none.
+    const found = await findingsOf(all);
+    expectOpenedAndResolvedOnce(found, overflowing);
+    for (const h of all.filter((h) => !overflowing.includes(h))) expect([h, found.get(h)]).toEqual([h, []]);
+
+    const perConsole = (m: Map<string, number>) => `A ${m.get(urlA) ?? 0}, B ${m.get(urlB) ?? 0}`;
+    console.log(
+      `[two consoles] ${agents.length} agents, ${agents.reduce((n, a) => n + a.offered.length, 0)} samples; ` +
+        `balancer: answered ${perConsole(proxy!.answered)}, refused ${perConsole(proxy!.refused)}`,
+    );
+  }, 300_000);
+});
