@@ -11,3 +11,6 @@ export {
   type FindingEventType,
 } from "@prisma/client";
 export * from "./repositories/observation-samples";
+export * from "./repositories/observation-chunks";
+export * from "./repositories/observation-codec";
+export * from "./repositories/observation-rollup";

@@ -1,9 +1,14 @@
 import type { Prisma } from "@prisma/client";
 import type { Db } from "../client";
+import { samplesOfChunks } from "./observation-chunks";
+import { minuteOf } from "./observation-codec";
 
 /**
- * Observation samples: one row per (host, sampledAt), payload = the agent's Observation verbatim.
- * Every query here walks the unique (host_id, sampled_at DESC) index.
+ * Observation samples at 1 s: the raw tier, one row per (host, sampledAt) with the agent's
+ * Observation verbatim, which ingest writes; and observation_chunks, where the compactor moves each
+ * complete minute a few minutes after it ended (observation-chunks.ts). The readers below read both
+ * in one statement, so callers see every stored sample once whichever tier holds it. Every query
+ * walks an index whose key starts with host_id.
  */
 
 type Tx = Prisma.TransactionClient | Db;
@@ -30,45 +35,101 @@ export async function insertSamples(
 
 /** Time of the host's newest stored sample, or null. */
 export async function newestSampleAt(tx: Tx, hostId: string): Promise<Date | null> {
-  const row = await tx.observationSample.findFirst({
-    where: { hostId },
-    orderBy: { sampledAt: "desc" },
-    select: { sampledAt: true },
-  });
-  return row?.sampledAt ?? null;
+  const [r] = await tx.$queryRaw<{ newest: Date | null }[]>`
+    SELECT greatest((SELECT max(sampled_at) FROM observation_samples WHERE host_id = ${hostId}),
+                    (SELECT max(last_at) FROM observation_chunks WHERE host_id = ${hostId})) AS newest`;
+  return r?.newest ? new Date(r.newest) : null;
 }
 
-/** Delete the host's samples older than `before`, in one statement; returns how many went. */
+/**
+ * Delete the host's raw samples older than `before`, and its chunks whose samples all are, in one
+ * statement; returns how many raw rows went.
+ */
 export async function pruneSamples(tx: Tx, hostId: string, before: Date): Promise<number> {
-  const { count } = await tx.observationSample.deleteMany({ where: { hostId, sampledAt: { lt: before } } });
-  return count;
+  const [r] = await tx.$queryRaw<{ raw: number }[]>`
+    WITH c AS (
+      DELETE FROM observation_chunks WHERE host_id = ${hostId} AND last_at < ${before.toISOString()}::timestamptz
+      RETURNING 1
+    ), s AS (
+      DELETE FROM observation_samples WHERE host_id = ${hostId} AND sampled_at < ${before.toISOString()}::timestamptz
+      RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM s)::int AS raw, (SELECT count(*) FROM c)::int AS chunks`;
+  return r?.raw ?? 0;
 }
 
-/** The host's samples at or after `from` (and before `to`, if given), oldest first. */
-export async function samplesBetween(
-  tx: Tx,
-  hostId: string,
-  from: Date,
-  to?: Date,
-): Promise<{ sampledAt: Date; payload: Prisma.JsonValue }[]> {
-  return tx.observationSample.findMany({
-    where: { hostId, sampledAt: to ? { gte: from, lte: to } : { gte: from } },
-    orderBy: { sampledAt: "asc" },
-    select: { sampledAt: true, payload: true },
-  });
+/** A stored sample: when, and the Observation. */
+export interface StoredSample {
+  sampledAt: Date;
+  payload: Prisma.JsonValue;
+}
+
+/** Rows of a union query over both tiers: a raw sample, or a chunk to decode. */
+interface TierRow {
+  sampled_at: Date | null;
+  payload: Prisma.JsonValue | null;
+  minute: Date | null;
+  data: Uint8Array | null;
+}
+
+/** The samples of union rows within [from, to], oldest first, one per instant. */
+function samplesOfRows(rows: readonly TierRow[], from: number, to: number): StoredSample[] {
+  const byTime = new Map<number, StoredSample>();
+  const chunks: { minute: Date; data: Uint8Array }[] = [];
+  for (const r of rows) {
+    if (r.data && r.minute) chunks.push({ minute: r.minute, data: r.data });
+    else if (r.sampled_at) {
+      const sampledAt = new Date(r.sampled_at);
+      byTime.set(sampledAt.getTime(), { sampledAt, payload: r.payload });
+    }
+  }
+  for (const s of samplesOfChunks(chunks)) {
+    const t = s.sampledAt.getTime();
+    if (t >= from && t <= to && !byTime.has(t)) {
+      byTime.set(t, { sampledAt: s.sampledAt, payload: s.payload as Prisma.JsonValue });
+    }
+  }
+  return [...byTime.values()].sort((a, b) => a.sampledAt.getTime() - b.sampledAt.getTime());
+}
+
+/** The host's samples at or after `from` (and at or before `to`, if given), oldest first. */
+export async function samplesBetween(tx: Tx, hostId: string, from: Date, to?: Date): Promise<StoredSample[]> {
+  const upper = to ? to.toISOString() : "infinity";
+  const rows = await tx.$queryRaw<TierRow[]>`
+    SELECT sampled_at, payload, NULL::timestamptz AS minute, NULL::bytea AS data
+      FROM observation_samples
+     WHERE host_id = ${hostId}
+       AND sampled_at >= ${from.toISOString()}::timestamptz AND sampled_at <= ${upper}::timestamptz
+    UNION ALL
+    SELECT NULL, NULL, minute, data
+      FROM observation_chunks
+     WHERE host_id = ${hostId}
+       AND minute >= ${minuteOf(from).toISOString()}::timestamptz AND minute <= ${upper}::timestamptz`;
+  return samplesOfRows(rows, from.getTime(), to ? to.getTime() : Infinity);
 }
 
 /** The host's newest sample, or null. */
-export async function latestSample(tx: Tx, hostId: string) {
-  return tx.observationSample.findFirst({
-    where: { hostId },
-    orderBy: { sampledAt: "desc" },
-    select: { sampledAt: true, payload: true },
-  });
+export async function latestSample(tx: Tx, hostId: string): Promise<StoredSample | null> {
+  const rows = await tx.$queryRaw<TierRow[]>`
+    (SELECT sampled_at, payload, NULL::timestamptz AS minute, NULL::bytea AS data
+       FROM observation_samples WHERE host_id = ${hostId} ORDER BY sampled_at DESC LIMIT 1)
+    UNION ALL
+    (SELECT last_at, NULL, minute, data
+       FROM observation_chunks WHERE host_id = ${hostId} ORDER BY minute DESC LIMIT 1)`;
+  const raw = rows.find((r) => r.data === null && r.sampled_at);
+  const chunk = rows.find((r) => r.data !== null);
+  if (chunk?.sampled_at && (!raw?.sampled_at || new Date(chunk.sampled_at) > new Date(raw.sampled_at))) {
+    return samplesOfRows([chunk], -Infinity, Infinity).at(-1) ?? null;
+  }
+  return raw?.sampled_at ? { sampledAt: new Date(raw.sampled_at), payload: raw.payload } : null;
 }
 
+/** How many samples the host has in the 1 s tier (raw and compacted). */
 export async function countSamples(tx: Tx, hostId: string): Promise<number> {
-  return tx.observationSample.count({ where: { hostId } });
+  const [r] = await tx.$queryRaw<{ n: number }[]>`
+    SELECT ((SELECT count(*) FROM observation_samples WHERE host_id = ${hostId})
+          + (SELECT coalesce(sum(cardinality(offsets_ms)), 0) FROM observation_chunks WHERE host_id = ${hostId}))::int AS n`;
+  return r?.n ?? 0;
 }
 
 /** What the agent's batch says about its host (written with the samples). */
@@ -92,7 +153,8 @@ export interface StoreClock {
 /**
  * Store one agent batch in a single statement (one round trip, atomic without an interactive
  * transaction, so ingest never waits for a transaction slot): insert the samples inside the window
- * (duplicates by time skipped), delete the host's samples outside it, and mark the host seen. All
+ * (duplicates by time skipped, also those already compacted into a chunk: a replay stays idempotent
+ * after its minute was compacted), delete the host's raw samples outside it, and mark the host seen. All
  * parts of the statement see one snapshot, so the DELETE never sees (or removes) the rows the INSERT
  * adds.
  *
@@ -126,6 +188,11 @@ export async function storeBatch(
       SELECT x.id, ${hostId}, x.sampled_at, x.payload
         FROM jsonb_to_recordset(${rows}::jsonb) AS x(id text, sampled_at timestamptz, payload jsonb)
        WHERE x.sampled_at >= ${from}::timestamptz AND x.sampled_at <= ${to}::timestamptz
+         AND NOT EXISTS (
+               SELECT 1 FROM observation_chunks c
+                WHERE c.host_id = ${hostId}
+                  AND c.minute = date_trunc('minute', x.sampled_at, 'UTC')
+                  AND (extract(epoch FROM x.sampled_at - c.minute) * 1000)::int = ANY (c.offsets_ms))
       ON CONFLICT DO NOTHING
       RETURNING id
     ), del AS (
@@ -154,16 +221,22 @@ export async function storeBatch(
  * The host's samples of the last `seconds` before its newest one, oldest first, in one query (the
  * newest is found by the same index walk). Empty when the host has none.
  */
-export async function evaluationWindow(
-  tx: Tx,
-  hostId: string,
-  seconds: number,
-): Promise<{ sampledAt: Date; payload: Prisma.JsonValue }[]> {
-  const rows = await tx.$queryRaw<{ sampled_at: Date; payload: Prisma.JsonValue }[]>`
-    SELECT sampled_at, payload FROM observation_samples
-     WHERE host_id = ${hostId}
-       AND sampled_at >= (SELECT max(sampled_at) FROM observation_samples WHERE host_id = ${hostId})
-                         - make_interval(secs => ${seconds}::float8)
-     ORDER BY sampled_at`;
-  return rows.map((r) => ({ sampledAt: new Date(r.sampled_at), payload: r.payload }));
+export async function evaluationWindow(tx: Tx, hostId: string, seconds: number): Promise<StoredSample[]> {
+  // The compactor leaves at least the last few minutes raw, so the chunk half is empty unless the
+  // host went quiet long enough for its newest samples to be compacted.
+  const rows = await tx.$queryRaw<(TierRow & { since: Date })[]>`
+    WITH w AS (
+      SELECT greatest((SELECT max(sampled_at) FROM observation_samples WHERE host_id = ${hostId}),
+                      (SELECT max(last_at) FROM observation_chunks WHERE host_id = ${hostId}))
+             - make_interval(secs => ${seconds}::float8) AS since
+    )
+    SELECT sampled_at, payload, NULL::timestamptz AS minute, NULL::bytea AS data, w.since
+      FROM observation_samples, w
+     WHERE host_id = ${hostId} AND sampled_at >= w.since
+    UNION ALL
+    SELECT NULL, NULL, minute, data, w.since
+      FROM observation_chunks, w
+     WHERE host_id = ${hostId} AND last_at >= w.since`;
+  const since = rows[0]?.since;
+  return since ? samplesOfRows(rows, new Date(since).getTime(), Infinity) : [];
 }

@@ -1,0 +1,187 @@
+import type { Prisma } from "@prisma/client";
+import type { Db } from "../client";
+import { decodeChunk, encodeChunk, minuteOf, type JsonValue, type TimedSample } from "./observation-codec";
+import { encodeRollup, rollupMinute } from "./observation-rollup";
+
+/**
+ * The compacted tiers of observation samples: observation_chunks (one row per host-minute, the 1 s
+ * samples in observation-codec.ts's format) and observation_rollups (one row per host-minute,
+ * observation-rollup.ts). The compactor (packages/api/src/services/telemetry-compactor.ts) decides
+ * when; this file holds the statements.
+ *
+ * Moving a minute out of observation_samples is one short transaction that reads the minute's raw
+ * rows and its chunk (if a replay arrived after the minute was compacted), writes the union into the
+ * chunk and the rollup, and deletes exactly the raw rows it read (by id): a sample ingest adds
+ * meanwhile stays raw and is merged by the next run. Every reader of the 1 s tier reads raw rows
+ * and chunks in one statement (one snapshot), so a minute being moved is seen once, never twice or
+ * not at all.
+ */
+
+type Tx = Prisma.TransactionClient | Db;
+
+/**
+ * Advisory lock key of the compactor: each compaction transaction takes it with
+ * pg_try_advisory_xact_lock, so two console processes never compact at the same time (the one that
+ * does not get it skips its run). ASCII "tidecomp".
+ */
+export const COMPACTOR_LOCK_KEY = 0x74696465636f6d70n;
+
+const MINUTE_MS = 60_000;
+
+/** The samples of chunk rows (data + minute), oldest first. */
+export function samplesOfChunks(rows: readonly { minute: Date; data: Uint8Array }[]): TimedSample[] {
+  return rows.flatMap((r) => decodeChunk(new Date(r.minute), r.data));
+}
+
+/** One host-minute the compactor may move: the host's oldest raw sample falls in it. */
+export interface CompactionCandidate {
+  hostId: string;
+  minute: Date;
+}
+
+/**
+ * Hosts whose oldest raw sample is before `before` (a minute boundary), oldest first: one index probe
+ * per host on observation_samples (host_id, sampled_at). The minute to move is that sample's.
+ */
+export async function compactionCandidates(
+  tx: Tx,
+  before: Date,
+  limit: number,
+): Promise<CompactionCandidate[]> {
+  const rows = await tx.$queryRaw<{ host_id: string; oldest: Date }[]>`
+    SELECT h.id AS host_id, o.oldest
+      FROM hosts h
+      CROSS JOIN LATERAL (
+        SELECT sampled_at AS oldest FROM observation_samples s
+         WHERE s.host_id = h.id ORDER BY sampled_at ASC LIMIT 1
+      ) o
+     WHERE o.oldest < ${before.toISOString()}::timestamptz
+     ORDER BY o.oldest
+     LIMIT ${limit}`;
+  return rows.map((r) => ({ hostId: r.host_id, minute: minuteOf(new Date(r.oldest)) }));
+}
+
+export interface CompactedMinute {
+  hostId: string;
+  minute: Date;
+  /** Raw rows moved into the chunk. */
+  moved: number;
+  /** Samples in the chunk afterwards. */
+  samples: number;
+  /** Bytes of the chunk's data. */
+  bytes: number;
+}
+
+/**
+ * Move the raw samples of each host-minute into its chunk (merged with what the chunk holds: union by
+ * sampledAt, the chunk's copy kept) and rewrite its rollup, in one transaction holding
+ * COMPACTOR_LOCK_KEY. Null when another process holds the lock (nothing done).
+ */
+export async function compactMinutes(
+  db: Db,
+  minutes: readonly CompactionCandidate[],
+): Promise<CompactedMinute[] | null> {
+  return db.$transaction(
+    async (tx) => {
+      const [lock] = await tx.$queryRaw<{ locked: boolean }[]>`
+        SELECT pg_try_advisory_xact_lock(${COMPACTOR_LOCK_KEY}) AS locked`;
+      if (!lock?.locked) return null;
+      const done: CompactedMinute[] = [];
+      for (const { hostId, minute } of minutes) {
+        const end = new Date(minute.getTime() + MINUTE_MS);
+        const raw = await tx.$queryRaw<{ id: string; sampled_at: Date; payload: JsonValue }[]>`
+          SELECT id, sampled_at, payload FROM observation_samples
+           WHERE host_id = ${hostId}
+             AND sampled_at >= ${minute.toISOString()}::timestamptz
+             AND sampled_at < ${end.toISOString()}::timestamptz`;
+        if (raw.length === 0) continue;
+        const [chunk] = await tx.$queryRaw<{ minute: Date; data: Uint8Array }[]>`
+          SELECT minute, data FROM observation_chunks
+           WHERE host_id = ${hostId} AND minute = ${minute.toISOString()}::timestamptz`;
+        const byTime = new Map<number, TimedSample>();
+        for (const s of chunk ? samplesOfChunks([chunk]) : []) byTime.set(s.sampledAt.getTime(), s);
+        for (const r of raw) {
+          const t = new Date(r.sampled_at).getTime();
+          if (!byTime.has(t)) byTime.set(t, { sampledAt: new Date(t), payload: r.payload });
+        }
+        const samples = [...byTime.values()].sort((a, b) => a.sampledAt.getTime() - b.sampledAt.getTime());
+        const data = encodeChunk(minute, samples);
+        const offsets = samples.map((s) => s.sampledAt.getTime() - minute.getTime());
+        const lastAt = samples[samples.length - 1]!.sampledAt.toISOString();
+        const rollup = encodeRollup(rollupMinute(samples));
+        await tx.$executeRaw`
+          INSERT INTO observation_chunks (host_id, minute, offsets_ms, last_at, data)
+          VALUES (${hostId}, ${minute.toISOString()}::timestamptz, ${offsets}::int[],
+                  ${lastAt}::timestamptz, ${data})
+          ON CONFLICT (host_id, minute) DO UPDATE
+            SET offsets_ms = excluded.offsets_ms, last_at = excluded.last_at, data = excluded.data`;
+        await tx.$executeRaw`
+          INSERT INTO observation_rollups (host_id, minute, samples, data)
+          VALUES (${hostId}, ${minute.toISOString()}::timestamptz, ${samples.length}, ${rollup})
+          ON CONFLICT (host_id, minute) DO UPDATE SET samples = excluded.samples, data = excluded.data`;
+        await tx.$executeRaw`
+          DELETE FROM observation_samples WHERE id = ANY(${raw.map((r) => r.id)}::text[])`;
+        done.push({ hostId, minute, moved: raw.length, samples: samples.length, bytes: data.length });
+      }
+      return done;
+    },
+    // The transaction holds row locks only on the raw rows it deletes (which nothing else writes);
+    // the bound is for a stuck database, not the work (a few ms per minute moved).
+    { maxWait: 5_000, timeout: 30_000 },
+  );
+}
+
+/** Delete one host's raw samples before `before` (one index range); returns how many went. */
+export async function pruneHostRawSamples(tx: Tx, hostId: string, before: Date): Promise<number> {
+  return tx.$executeRaw`
+    DELETE FROM observation_samples
+     WHERE host_id = ${hostId} AND sampled_at < ${before.toISOString()}::timestamptz`;
+}
+
+/**
+ * Delete up to `limit` chunks whose whole minute is before `before` (the 1 s tier's retention), in
+ * one statement that walks the primary key host by host. Returns how many went.
+ */
+export async function pruneChunks(tx: Tx, before: Date, limit: number): Promise<number> {
+  const lastMinute = new Date(before.getTime() - MINUTE_MS).toISOString();
+  return tx.$executeRaw`
+    DELETE FROM observation_chunks c
+     USING (SELECT h.id, x.minute FROM hosts h
+              CROSS JOIN LATERAL (
+                SELECT minute FROM observation_chunks
+                 WHERE host_id = h.id AND minute <= ${lastMinute}::timestamptz
+                 ORDER BY minute LIMIT ${limit}
+              ) x
+             LIMIT ${limit}) d
+     WHERE c.host_id = d.id AND c.minute = d.minute`;
+}
+
+/** Delete up to `limit` rollups of minutes starting before `before`, host by host. */
+export async function pruneRollups(tx: Tx, before: Date, limit: number): Promise<number> {
+  return tx.$executeRaw`
+    DELETE FROM observation_rollups r
+     USING (SELECT h.id, x.minute FROM hosts h
+              CROSS JOIN LATERAL (
+                SELECT minute FROM observation_rollups
+                 WHERE host_id = h.id AND minute < ${before.toISOString()}::timestamptz
+                 ORDER BY minute LIMIT ${limit}
+              ) x
+             LIMIT ${limit}) d
+     WHERE r.host_id = d.id AND r.minute = d.minute`;
+}
+
+/** The host's rollups of minutes in [from, to], oldest first (still encoded). */
+export async function rollupRowsBetween(
+  tx: Tx,
+  hostId: string,
+  from: Date,
+  to: Date,
+): Promise<{ minute: Date; samples: number; data: Uint8Array }[]> {
+  const rows = await tx.$queryRaw<{ minute: Date; samples: number; data: Uint8Array }[]>`
+    SELECT minute, samples, data FROM observation_rollups
+     WHERE host_id = ${hostId}
+       AND minute >= ${minuteOf(from).toISOString()}::timestamptz
+       AND minute <= ${to.toISOString()}::timestamptz
+     ORDER BY minute`;
+  return rows.map((r) => ({ minute: new Date(r.minute), samples: r.samples, data: r.data }));
+}
