@@ -14,3 +14,4 @@ export * from "./repositories/observation-samples";
 export * from "./repositories/observation-chunks";
 export * from "./repositories/observation-codec";
 export * from "./repositories/observation-rollup";
+export * from "./repositories/observation-history";
