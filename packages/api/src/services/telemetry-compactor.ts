@@ -1,0 +1,190 @@
+import {
+  compactionCandidates,
+  compactMinutes,
+  minuteOf,
+  pruneChunks,
+  pruneHostRawSamples,
+  pruneRollups,
+  type Db,
+} from "@tide/db";
+import { ingestEnv } from "../env";
+
+/**
+ * The telemetry compactor: keeps observation storage small and bounded (issue 16), in the
+ * background of every console process.
+ *
+ *  - moves each host's complete minutes older than COMPACT_HOT_WINDOW_S out of observation_samples
+ *    (~3,000 bytes of jsonb a sample) into observation_chunks (tens of bytes a sample) and writes
+ *    the minute's rollup (packages/db observation-chunks.ts, observation-codec.ts,
+ *    observation-rollup.ts); a sample replayed into a compacted minute is merged on the next run;
+ *  - prunes: raw rows of minutes wholly past the 1 s retention (hosts whose ingest stopped, so
+ *    ingest's own prune never runs for them), chunks past the same retention, rollups past
+ *    rollupDays;
+ *  - one at a time across console processes: each compaction transaction takes a try-lock
+ *    (COMPACTOR_LOCK_KEY) and a process that does not get it skips its run; two processes' prunes
+ *    may overlap harmlessly;
+ *  - never in ingest's way: runs are bounded (COMPACT_MAX_MINUTES_PER_RUN), each transaction moves
+ *    at most COMPACT_MINUTES_PER_TRANSACTION host-minutes and locks only the raw rows it deletes,
+ *    which ingest neither reads nor writes (they are minutes old); readers see a minute in exactly
+ *    one tier (one statement over both).
+ */
+
+/**
+ * Seconds of samples left raw: the finding evaluator's window (EVALUATION_WINDOW_S, 120 s in
+ * finding-evaluation.ts) plus the minute being filled, so evaluation reads raw rows only.
+ */
+export const COMPACT_HOT_WINDOW_S = 180;
+
+/** Pause between runs, ms: a host's minute is compacted 3 to 4 min after it ended. */
+export const COMPACT_INTERVAL_MS = 15_000;
+
+/**
+ * Host-minutes moved per run at most: 1,000 hosts make 1,000 a minute, so 2,000 a run every 15 s
+ * catches up a backlog (after a console restart) at 8x the arrival rate.
+ */
+export const COMPACT_MAX_MINUTES_PER_RUN = 2_000;
+
+/** Host-minutes per compaction transaction (a few ms each: read, encode, three writes). */
+export const COMPACT_MINUTES_PER_TRANSACTION = 20;
+
+/** Days of one-minute rollups kept (43,200 rows a host). */
+export const ROLLUP_RETENTION_DAYS = 30;
+
+/** Rows each prune statement deletes at most per run (the next run takes the rest). */
+export const PRUNE_LIMIT_PER_RUN = 20_000;
+
+export interface TelemetryCompactorOptions {
+  /** Minutes of 1 s samples kept (TIDE_OBSERVATION_RETENTION_MINUTES). */
+  retentionMinutes: number;
+  rollupDays?: number;
+  hotWindowS?: number;
+  intervalMs?: number;
+  maxMinutesPerRun?: number;
+  minutesPerTransaction?: number;
+  pruneLimit?: number;
+  log?: (message: string, error: unknown) => void;
+}
+
+export interface CompactionRun {
+  /** Another process held the compactor lock: this run moved nothing. */
+  skipped: boolean;
+  /** Host-minutes moved into chunks, and the raw rows they held. */
+  minutes: number;
+  rows: number;
+  /** Bytes of the chunks written. */
+  chunkBytes: number;
+  /** Raw rows, chunks and rollups deleted by retention. */
+  prunedRaw: number;
+  prunedChunks: number;
+  prunedRollups: number;
+}
+
+export class TelemetryCompactor {
+  private readonly o: Required<Omit<TelemetryCompactorOptions, "log">> &
+    Pick<TelemetryCompactorOptions, "log">;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> | null = null;
+  private stopped = true;
+
+  constructor(
+    private readonly db: Db,
+    options: TelemetryCompactorOptions,
+  ) {
+    this.o = {
+      rollupDays: ROLLUP_RETENTION_DAYS,
+      hotWindowS: COMPACT_HOT_WINDOW_S,
+      intervalMs: COMPACT_INTERVAL_MS,
+      maxMinutesPerRun: COMPACT_MAX_MINUTES_PER_RUN,
+      minutesPerTransaction: COMPACT_MINUTES_PER_TRANSACTION,
+      pruneLimit: PRUNE_LIMIT_PER_RUN,
+      ...options,
+    };
+  }
+
+  /** One bounded run at `now` (the console's clock; tests and the bench pass their own). */
+  async runOnce(now = new Date()): Promise<CompactionRun> {
+    const run: CompactionRun = {
+      skipped: false,
+      minutes: 0,
+      rows: 0,
+      chunkBytes: 0,
+      prunedRaw: 0,
+      prunedChunks: 0,
+      prunedRollups: 0,
+    };
+    const retentionStart = new Date(now.getTime() - this.o.retentionMinutes * 60_000);
+    // Minutes that ended at least hotWindowS ago start before this boundary.
+    const before = minuteOf(new Date(now.getTime() - this.o.hotWindowS * 1000));
+    let attempts = 0;
+    while (run.minutes < this.o.maxMinutesPerRun && attempts++ < this.o.maxMinutesPerRun) {
+      const candidates = await compactionCandidates(
+        this.db,
+        before,
+        Math.min(this.o.minutesPerTransaction, this.o.maxMinutesPerRun - run.minutes),
+      );
+      if (candidates.length === 0) break;
+      const expired = candidates.filter((c) => c.minute.getTime() + 60_000 <= retentionStart.getTime());
+      for (const c of expired) run.prunedRaw += await pruneHostRawSamples(this.db, c.hostId, retentionStart);
+      const live = candidates.filter((c) => !expired.includes(c));
+      if (live.length === 0) continue;
+      const done = await compactMinutes(this.db, live);
+      if (done === null) {
+        run.skipped = true;
+        break;
+      }
+      for (const d of done) {
+        run.minutes++;
+        run.rows += d.moved;
+        run.chunkBytes += d.bytes;
+      }
+    }
+    run.prunedChunks = await pruneChunks(this.db, retentionStart, this.o.pruneLimit);
+    const rollupStart = new Date(now.getTime() - this.o.rollupDays * 86_400_000);
+    run.prunedRollups = await pruneRollups(this.db, rollupStart, this.o.pruneLimit);
+    return run;
+  }
+
+  /** Run every intervalMs from now on (never two runs at once in this process). */
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** Stop the timer and wait for a run in progress. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  private schedule(delayMs: number): void {
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.running = this.runOnce()
+        .catch((e: unknown) => (this.o.log ?? console.error)("telemetry compaction failed:", e))
+        .finally(() => {
+          this.running = null;
+          if (!this.stopped) this.schedule(this.o.intervalMs);
+        });
+    }, delayMs);
+    this.timer.unref();
+  }
+}
+
+const compactors = new WeakMap<Db, TelemetryCompactor>();
+
+/**
+ * The compactor of this process for `db`, started on first use (like findingEvaluatorFor: ingest
+ * calls it, so a console that receives samples compacts them).
+ */
+export function telemetryCompactorFor(db: Db): TelemetryCompactor {
+  let c = compactors.get(db);
+  if (!c) {
+    c = new TelemetryCompactor(db, { retentionMinutes: ingestEnv().TIDE_OBSERVATION_RETENTION_MINUTES });
+    compactors.set(db, c);
+    c.start();
+  }
+  return c;
+}
