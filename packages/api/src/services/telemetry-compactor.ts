@@ -1,17 +1,12 @@
-import {
-  compactionCandidates,
-  compactMinutes,
-  minuteOf,
-  pruneChunks,
-  pruneHostRawSamples,
-  pruneRollups,
-  type Db,
-} from "@tide/db";
+import { runCompaction, type CompactionRun, type Db } from "@tide/db";
 import { ingestEnv } from "../env";
 
 /**
  * The telemetry compactor: keeps observation storage small and bounded (issue 16), in the
  * background of every console process.
+ *
+ * The statements and one bounded run are packages/db's (observation-chunks.ts runCompaction); this
+ * file decides when and with which limits:
  *
  *  - moves each host's complete minutes older than COMPACT_HOT_WINDOW_S out of observation_samples
  *    (~3,000 bytes of jsonb a sample) into observation_chunks (tens of bytes a sample) and writes
@@ -65,20 +60,6 @@ export interface TelemetryCompactorOptions {
   log?: (message: string, error: unknown) => void;
 }
 
-export interface CompactionRun {
-  /** Another process held the compactor lock: this run moved nothing. */
-  skipped: boolean;
-  /** Host-minutes moved into chunks, and the raw rows they held. */
-  minutes: number;
-  rows: number;
-  /** Bytes of the chunks written. */
-  chunkBytes: number;
-  /** Raw rows, chunks and rollups deleted by retention. */
-  prunedRaw: number;
-  prunedChunks: number;
-  prunedRollups: number;
-}
-
 export class TelemetryCompactor {
   private readonly o: Required<Omit<TelemetryCompactorOptions, "log">> &
     Pick<TelemetryCompactorOptions, "log">;
@@ -102,46 +83,8 @@ export class TelemetryCompactor {
   }
 
   /** One bounded run at `now` (the console's clock; tests and the bench pass their own). */
-  async runOnce(now = new Date()): Promise<CompactionRun> {
-    const run: CompactionRun = {
-      skipped: false,
-      minutes: 0,
-      rows: 0,
-      chunkBytes: 0,
-      prunedRaw: 0,
-      prunedChunks: 0,
-      prunedRollups: 0,
-    };
-    const retentionStart = new Date(now.getTime() - this.o.retentionMinutes * 60_000);
-    // Minutes that ended at least hotWindowS ago start before this boundary.
-    const before = minuteOf(new Date(now.getTime() - this.o.hotWindowS * 1000));
-    let attempts = 0;
-    while (run.minutes < this.o.maxMinutesPerRun && attempts++ < this.o.maxMinutesPerRun) {
-      const candidates = await compactionCandidates(
-        this.db,
-        before,
-        Math.min(this.o.minutesPerTransaction, this.o.maxMinutesPerRun - run.minutes),
-      );
-      if (candidates.length === 0) break;
-      const expired = candidates.filter((c) => c.minute.getTime() + 60_000 <= retentionStart.getTime());
-      for (const c of expired) run.prunedRaw += await pruneHostRawSamples(this.db, c.hostId, retentionStart);
-      const live = candidates.filter((c) => !expired.includes(c));
-      if (live.length === 0) continue;
-      const done = await compactMinutes(this.db, live);
-      if (done === null) {
-        run.skipped = true;
-        break;
-      }
-      for (const d of done) {
-        run.minutes++;
-        run.rows += d.moved;
-        run.chunkBytes += d.bytes;
-      }
-    }
-    run.prunedChunks = await pruneChunks(this.db, retentionStart, this.o.pruneLimit);
-    const rollupStart = new Date(now.getTime() - this.o.rollupDays * 86_400_000);
-    run.prunedRollups = await pruneRollups(this.db, rollupStart, this.o.pruneLimit);
-    return run;
+  runOnce(now = new Date()): Promise<CompactionRun> {
+    return runCompaction(this.db, now, this.o);
   }
 
   /** Run every intervalMs from now on (never two runs at once in this process). */

@@ -185,3 +185,79 @@ export async function rollupRowsBetween(
      ORDER BY minute`;
   return rows.map((r) => ({ minute: new Date(r.minute), samples: r.samples, data: r.data }));
 }
+
+/** Limits of one compaction run (packages/api telemetry-compactor.ts gives the defaults and why). */
+export interface CompactionLimits {
+  /** Minutes of 1 s samples kept (raw and chunks). */
+  retentionMinutes: number;
+  /** Days of rollups kept. */
+  rollupDays: number;
+  /** Seconds before `now` whose samples stay raw. */
+  hotWindowS: number;
+  maxMinutesPerRun: number;
+  minutesPerTransaction: number;
+  /** Rows each prune statement deletes at most. */
+  pruneLimit: number;
+}
+
+export interface CompactionRun {
+  /** Another process held the compactor lock: this run moved nothing. */
+  skipped: boolean;
+  /** Host-minutes moved into chunks, and the raw rows they held. */
+  minutes: number;
+  rows: number;
+  /** Bytes of the chunks written. */
+  chunkBytes: number;
+  /** Raw rows, chunks and rollups deleted by retention. */
+  prunedRaw: number;
+  prunedChunks: number;
+  prunedRollups: number;
+}
+
+/**
+ * One bounded compaction run at `now`: move complete host-minutes older than the hot window into
+ * chunks and rollups (oldest first, minutesPerTransaction per transaction, maxMinutesPerRun in all),
+ * delete raw rows of minutes wholly past the retention instead of compacting them (hosts whose
+ * ingest stopped: ingest's own prune runs only when a batch comes), then prune chunks and rollups.
+ */
+export async function runCompaction(db: Db, now: Date, limits: CompactionLimits): Promise<CompactionRun> {
+  const run: CompactionRun = {
+    skipped: false,
+    minutes: 0,
+    rows: 0,
+    chunkBytes: 0,
+    prunedRaw: 0,
+    prunedChunks: 0,
+    prunedRollups: 0,
+  };
+  const retentionStart = new Date(now.getTime() - limits.retentionMinutes * 60_000);
+  // Minutes that ended at least hotWindowS ago start before this boundary.
+  const before = minuteOf(new Date(now.getTime() - limits.hotWindowS * 1000));
+  let attempts = 0;
+  while (run.minutes < limits.maxMinutesPerRun && attempts++ < limits.maxMinutesPerRun) {
+    const candidates = await compactionCandidates(
+      db,
+      before,
+      Math.min(limits.minutesPerTransaction, limits.maxMinutesPerRun - run.minutes),
+    );
+    if (candidates.length === 0) break;
+    const expired = candidates.filter((c) => c.minute.getTime() + MINUTE_MS <= retentionStart.getTime());
+    for (const c of expired) run.prunedRaw += await pruneHostRawSamples(db, c.hostId, retentionStart);
+    const live = candidates.filter((c) => !expired.includes(c));
+    if (live.length === 0) continue;
+    const done = await compactMinutes(db, live);
+    if (done === null) {
+      run.skipped = true;
+      break;
+    }
+    for (const d of done) {
+      run.minutes++;
+      run.rows += d.moved;
+      run.chunkBytes += d.bytes;
+    }
+  }
+  run.prunedChunks = await pruneChunks(db, retentionStart, limits.pruneLimit);
+  const rollupStart = new Date(now.getTime() - limits.rollupDays * 86_400_000);
+  run.prunedRollups = await pruneRollups(db, rollupStart, limits.pruneLimit);
+  return run;
+}
