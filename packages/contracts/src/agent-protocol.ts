@@ -126,6 +126,9 @@ export const SampleRefusal = z
   );
 export type SampleRefusal = z.infer<typeof SampleRefusal>;
 
+/** Longest batch interval a console may ask of its agents, ms (live pages trail by up to this). */
+export const AGENT_BATCH_INTERVAL_MAX_MS = 30_000;
+
 export const AgentObservationsReply = z
   .strictObject({
     accepted: z.int().min(0).describe("Samples stored"),
@@ -141,6 +144,14 @@ export const AgentObservationsReply = z
       .optional()
       .describe(
         "Each sample of the batch that was not stored, and why (absent when every sample was stored; consoles before this field never sent it)",
+      ),
+    batchIntervalMs: z
+      .int()
+      .min(0)
+      .max(AGENT_BATCH_INTERVAL_MAX_MS)
+      .optional()
+      .describe(
+        "Hold new samples and send the next batch about this many ms after this one, so a console with many agents gets fewer, larger batches; 0 or absent: send each sample at once (consoles before this field never sent it, and agents before it ignore it)",
       ),
   })
   .describe("The console's answer to a batch");

@@ -39,7 +39,7 @@ export const agentRouter = router({
         path: "/agent/observations",
         tags: ["agent"],
         summary:
-          "Send a batch of observations; samples not stored (duplicate, too old, or more than 5 min ahead of the console's clock) are listed in `refused` with the reason; findings are re-evaluated in the background",
+          "Send a batch of observations; samples not stored (duplicate, too old, or more than 5 min ahead of the console's clock) are listed in `refused` with the reason; `batchIntervalMs` asks the agent to hold samples and send that often; findings are re-evaluated in the background",
       },
     })
     .input(AgentObservationsIn)
@@ -56,6 +56,7 @@ export const agentRouter = router({
         accepted: r.accepted,
         desiredRevision: r.desiredRevision,
         ...(r.refused ? { refused: r.refused } : {}),
+        ...(r.batchIntervalMs ? { batchIntervalMs: r.batchIntervalMs } : {}),
       };
     }),
   health: agentProcedure

@@ -10,6 +10,7 @@ import { storeBatch, type Db, type Prisma } from "@tide/db";
 import type { HostCaller } from "../auth/host-tokens.service";
 import { desiredStateFor } from "./desired-state.service";
 import { findingEvaluatorFor } from "./finding-evaluator";
+import { ingestPacer, type IngestPacer } from "./ingest-pacing";
 import { recordTraffic } from "./proxy-traffic.service";
 import { OBSERVATIONS_CHANNEL } from "../live/channels";
 
@@ -18,6 +19,8 @@ export interface IngestOptions {
   retentionMinutes: number;
   /** The console's clock (tests pin it; default: now). */
   now?: Date;
+  /** Who decides the batch interval asked of the agent (ingest-pacing.ts; default: this process's). */
+  pacer?: IngestPacer;
 }
 
 type Refused = NonNullable<AgentObservationsReply["refused"]>;
@@ -35,6 +38,9 @@ export interface IngestResult extends AgentObservationsReply {
  * trip and one implicit transaction, so a busy pool never fails ingest with "Unable to start a
  * transaction". Live pages are told about the new samples right after it (charts); the evaluator
  * notifies again when findings changed.
+ *
+ * The reply asks the agent to batch (batchIntervalMs, ingest-pacing.ts) once this process serves
+ * more agents than it is sized to take one sample per request from.
  *
  * Window (console clock, never the agent's): a sample is stored when it is at most the retention
  * (`retentionMinutes`) old and at most SAMPLE_MAX_FUTURE_MS (5 min) ahead of the console. Every other
@@ -120,11 +126,13 @@ export async function ingestObservations(
     await recordTraffic(db, host, newest, input.dataPlane);
   }
   const desired = await desiredStateFor(db, host.hostId);
+  const batchIntervalMs = (options.pacer ?? ingestPacer()).batchArrived(host.hostId);
   return {
     accepted,
     desiredRevision: desired.revision,
     pruned,
     ...(refused.length > 0 ? { refused } : {}),
+    ...(batchIntervalMs > 0 ? { batchIntervalMs } : {}),
   };
 }
 

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { ACTIVE_AGENT_MS, batchIntervalFor, BATCH_INTERVAL_MAX_MS, IngestPacer } from "./ingest-pacing";
+
+describe("batchIntervalFor", () => {
+  it.each([
+    [0, 1_000],
+    [1, 1_000],
+    [200, 1_000],
+    [201, 2_000],
+    [1_000, 5_000],
+    [1_001, 6_000],
+    [100_000, BATCH_INTERVAL_MAX_MS],
+  ])("%i active agents -> %i ms", (hosts, ms) => {
+    expect(batchIntervalFor(hosts)).toBe(ms);
+  });
+});
+
+describe("IngestPacer", () => {
+  it("asks nothing of a small fleet, batches a large one, and forgets agents that went quiet", () => {
+    let now = 0;
+    const pacer = new IngestPacer(() => now);
+    expect(pacer.batchArrived("host_0")).toBe(0); // one sample per batch: today's behaviour
+    for (let i = 1; i < 1_000; i++) pacer.batchArrived(`host_${i}`);
+    expect(pacer.activeHosts).toBe(1_000);
+    expect(pacer.batchArrived("host_0")).toBe(5_000);
+    // The same agents again count once.
+    for (let i = 0; i < 1_000; i++) pacer.batchArrived(`host_${i}`);
+    expect(pacer.batchArrived("host_1")).toBe(5_000);
+    // All but one stop sending: after ACTIVE_AGENT_MS they no longer count.
+    now += ACTIVE_AGENT_MS + 1;
+    expect(pacer.batchArrived("host_0")).toBe(0);
+    expect(pacer.activeHosts).toBe(1);
+  });
+});
