@@ -47,6 +47,13 @@ export interface ConsoleLinkOptions {
   fetch?: typeof fetch;
 }
 
+/**
+ * Part of the console's batch interval after which the next batch is due. Samples are queued on the
+ * agent's ticks (one per sample interval), so with an interval of whole ticks the tick that ends it
+ * may land a few ms early; without the slack that sample would wait one tick more every time.
+ */
+const BATCH_DUE_FRACTION = 0.9;
+
 /** Per-call options of ConsoleLink.call / fetchRaw. */
 export interface CallOptions {
   /** Time limit of the call, ms (default REQUEST_TIMEOUT_MS). */
@@ -100,6 +107,13 @@ export class ConsoleLink {
   private spool: DiskSpool | null = null;
   private readonly refusals: ThrottledLog;
   private readonly consoles: ConsoleUrls;
+  /**
+   * The console's batch interval (AgentObservationsReply.batchIntervalMs), ms; 0 = send each sample
+   * at once. A console with many agents asks them to hold samples and send fewer, larger batches.
+   */
+  private batchIntervalMs = 0;
+  /** When the last delivery started (the batch interval counts from it), ms. */
+  private lastSendAt = 0;
 
   constructor(private readonly o: ConsoleLinkOptions) {
     this.buffer = new RingBuffer<Observation>(o.bufferCapacity, o.bufferMaxBytes);
@@ -107,6 +121,11 @@ export class ConsoleLink {
     const urls = o.consoleUrls ?? (o.consoleUrl !== undefined ? [o.consoleUrl] : []);
     if (urls.length === 0) throw new Error("ConsoleLink: consoleUrl or consoleUrls is required");
     this.consoles = new ConsoleUrls(urls);
+  }
+
+  /** The batch interval the console asked for last, ms (0: each sample at once). */
+  get batchInterval(): number {
+    return this.batchIntervalMs;
   }
 
   /** The console the link sends to (the one that last answered, or the next one it tries). */
@@ -179,8 +198,9 @@ export class ConsoleLink {
       this.spool?.ack(full);
       this.countDrop("buffer_full", full);
     }
-    if (this.sending || Date.now() < this.nextAttemptAt) return;
+    if (this.sending || Date.now() < this.nextAttemptAt || this.holding()) return;
     this.sending = true;
+    this.lastSendAt = Date.now();
     const several = this.consoles.urls.length > 1;
     try {
       await this.flush(dataPlane);
@@ -209,6 +229,16 @@ export class ConsoleLink {
     } finally {
       this.sending = false;
     }
+  }
+
+  /**
+   * Whether new samples wait for the console's batch interval. Never before the first delivery
+   * after a (re)connect, and never with a replay queued (the buffer then holds more than an
+   * interval's worth, and a console that just came back wants the gap filled).
+   */
+  private holding(): boolean {
+    if (this.batchIntervalMs <= 0 || !this.helloDone || this.everFailed) return false;
+    return Date.now() - this.lastSendAt < this.batchIntervalMs * BATCH_DUE_FRACTION;
   }
 
   private async flush(dataPlane: DataPlaneState[]): Promise<void> {
@@ -242,6 +272,7 @@ export class ConsoleLink {
       // Loose: a field a newer console adds to the reply must not make the batch look undelivered
       // (a strict parse failing here would resend the batch forever).
       const reply = AgentObservationsReply.loose().parse(answer);
+      this.batchIntervalMs = reply.batchIntervalMs ?? 0;
       this.buffer.drop(batch.length);
       this.spool?.ack(batch.length);
       if (this.buffer.size === 0) this.batchLimit = OBSERVATION_BATCH_MAX;

@@ -208,6 +208,64 @@ describe("ConsoleLink: replies of a newer console", () => {
   });
 });
 
+describe("ConsoleLink: the console's batch interval", () => {
+  it("holds samples for the interval the reply asks, then sends them in one batch", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    let intervalMs: number | undefined = 5_000;
+    const c = fakeConsole((batch) => ({
+      status: 200,
+      body: { ...stored(batch), batchIntervalMs: intervalMs },
+    }));
+    link = linkTo(c.fetch, []);
+    const t0 = Date.now();
+    await link.offer(sample(0), []); // the first delivery after hello goes at once
+    expect(c.posts).toEqual([[sample(0).sampledAt]]);
+    expect(link.batchInterval).toBe(5_000);
+    for (let t = 1; t <= 4; t++) {
+      vi.setSystemTime(t0 + t * 1_000);
+      await link.offer(sample(t), []);
+    }
+    expect(c.posts).toHaveLength(1); // held: 4 s < 90 % of 5 s
+    expect(link.buffer.size).toBe(4);
+    vi.setSystemTime(t0 + 4_500); // a tick a little early still ends the interval
+    await link.offer(sample(5), []);
+    expect(c.posts).toHaveLength(2);
+    expect(c.posts[1]).toEqual([1, 2, 3, 4, 5].map((t) => sample(t).sampledAt));
+    expect(link.buffer.size).toBe(0);
+
+    // A console that no longer asks (fewer agents, or an older console) gets each sample at once.
+    intervalMs = undefined;
+    vi.setSystemTime(t0 + 9_500);
+    await link.offer(sample(6), []);
+    expect(link.batchInterval).toBe(0);
+    vi.setSystemTime(t0 + 9_600);
+    await link.offer(sample(7), []);
+    expect(c.posts.slice(2)).toEqual([[sample(6).sampledAt], [sample(7).sampledAt]]);
+  });
+
+  it("never holds a replay: after an outage the buffered samples go as soon as the console answers", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    let up = true;
+    const c = fakeConsole((batch) =>
+      up
+        ? { status: 200, body: { ...stored(batch), batchIntervalMs: 5_000 } }
+        : { status: 503, body: { message: "busy" } },
+    );
+    link = linkTo(c.fetch, []);
+    const t0 = Date.now();
+    await link.offer(sample(0), []);
+    up = false;
+    vi.setSystemTime(t0 + 5_000);
+    await link.offer(sample(1), []); // fails: buffered, backs off
+    expect(link.buffer.size).toBe(1);
+    up = true;
+    vi.setSystemTime(t0 + 7_000); // past the backoff, within 5 s of the failed send
+    await link.offer(sample(2), []);
+    expect(link.buffer.size).toBe(0);
+    expect(c.posts.at(-1)).toEqual([sample(1).sampledAt, sample(2).sampledAt]);
+  });
+});
+
 describe("ConsoleLink: several consoles (consoleUrls)", () => {
   /** Two fake consoles, a.test and b.test; `a` and `b` answer their observations POSTs. */
   function twoConsoles(
