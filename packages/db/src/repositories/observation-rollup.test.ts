@@ -61,8 +61,8 @@ describe("rollupMinute", () => {
       inc += d;
       rates.push(d / ((times[i]! - times[i - 1]!) / 1000));
     }
-    // Rates rounded to RATE_DECIMALS (3) as the rollup states; the increase is exact.
-    const r3 = (x: number) => Math.round(x * 1000) / 1000;
+    // Rates to RATE_DIGITS (4) significant digits as the rollup states; the increase is exact.
+    const r3 = (x: number) => Number(x.toPrecision(4));
     return [r3(Math.min(...rates)), r3(Math.max(...rates)), r3(inc / 4.5), r3(rates[rates.length - 1]!), inc];
   }
 
@@ -72,7 +72,7 @@ describe("rollupMinute", () => {
     expect(r.samples).toBe(5);
     expect(r.spanS).toBe(4.5);
     expect(r.rates["ns/7/IpInReceives"]).toEqual(direct(inRx));
-    expect(r.rates["ns/7/IpInReceives"]).toEqual([0, 1000, 533.333, 1000, 2400]);
+    expect(r.rates["ns/7/IpInReceives"]).toEqual([0, 1000, 533.3, 1000, 2400]);
     // 10 -> 12 -> 20 -> 3 (reset: +3) -> 5
     expect(r.rates["listenOverflow/7/80"]).toEqual(direct(drops));
     expect(r.rates["listenOverflow/7/80"]![4]).toBe(2 + 8 + 3 + 2);
