@@ -117,8 +117,14 @@ const range = (from: number, to: number) => Array.from({ length: to - from }, (_
 const rawCount = (hostId: string) => db.observationSample.count({ where: { hostId } });
 const chunkCount = (hostId: string) => db.observationChunk.count({ where: { hostId } });
 
+/** A compactor that keeps 180 s raw (the arithmetic below counts on it, not on the default). */
 function compactor(options: Partial<ConstructorParameters<typeof TelemetryCompactor>[1]> = {}) {
-  return new TelemetryCompactor(db, { retentionMinutes: RETENTION_MIN, log: () => {}, ...options });
+  return new TelemetryCompactor(db, {
+    retentionMinutes: RETENTION_MIN,
+    hotWindowS: 180,
+    log: () => {},
+    ...options,
+  });
 }
 
 describe("telemetry compactor", () => {

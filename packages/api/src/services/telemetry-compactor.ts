@@ -25,12 +25,15 @@ import { ingestEnv } from "../env";
  */
 
 /**
- * Seconds of samples left raw: the finding evaluator's window (EVALUATION_WINDOW_S, 120 s in
- * finding-evaluation.ts) plus the minute being filled, so evaluation reads raw rows only.
+ * Seconds of samples left raw at least: the finding evaluator's window (EVALUATION_WINDOW_S, 120 s
+ * in finding-evaluation.ts, back from the host's newest sample) plus 10 s for batches in flight, so
+ * evaluation reads raw rows only (it reads chunks too, correctly but with more CPU, for a host whose
+ * newest sample is older). The raw tier is ~2,500 bytes a sample, so these seconds are most of the
+ * 1 s tier's size: with whole minutes and a run every 15 s, a host keeps 130 to 205 s raw.
  */
-export const COMPACT_HOT_WINDOW_S = 180;
+export const COMPACT_HOT_WINDOW_S = 130;
 
-/** Pause between runs, ms: a host's minute is compacted 3 to 4 min after it ended. */
+/** Pause between runs, ms: a host's minute is compacted 130 to 145 s after it ended. */
 export const COMPACT_INTERVAL_MS = 15_000;
 
 /**
