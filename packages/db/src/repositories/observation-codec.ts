@@ -6,18 +6,21 @@ import { brotliCompressSync, brotliDecompressSync, constants as zlib } from "nod
  *
  * Layout: byte 0 is CHUNK_CODEC_VERSION, the rest is brotli(JSON body), the body being
  *
- *   { s: string[], f: [offsetMs, shapeIndex, values][] }
+ *   { s: string[], r: { s: shape, t: number[], k: values, d: (0 | values)[] }[] }
  *
  * - A shape is the sample's JSON with every leaf (number, string, boolean, null) replaced by 0:
  *   the structure (keys, array lengths) that consecutive samples of a host nearly always share.
- *   `values` are the leaves in depth-first order.
- * - A frame with the same shape as the frame before it holds deltas: a leaf that is an integer in
- *   both is their difference (absolute counters rising a steady amount a second give the same small
- *   numbers frame after frame, which brotli stores in a few bytes); any other unchanged leaf is 0;
- *   a changed leaf that cannot be a difference is given verbatim, wrapped in a one-element array.
- *   Any other frame (the first, or after a shape change) holds its values verbatim.
- * - In either kind of frame a string equal to the frame's own time in ISO form (the Observation's
- *   sampledAt) is `{}`.
+ *   A sample's values are its leaves in depth-first order. `s` lists the minute's shapes.
+ * - A run (`r`) is consecutive samples of one shape: `t` their times (the first as ms after the
+ *   minute, the others as ms after the previous sample), `k` the first one's values verbatim, and
+ *   `d` the others' values column by column (d[j] = leaf j of every later sample of the run; 0 for
+ *   a column of zeros), each given against the same leaf of the sample before it: a leaf that is an
+ *   integer in both is the difference (absolute counters rising a steady amount a second give
+ *   small numbers), any other unchanged leaf is 0, and a changed leaf that cannot be a difference
+ *   is given verbatim, wrapped in a one-element array. Columns put a counter's differences side by
+ *   side (a fifth smaller after brotli than sample by sample, measured on the storage bench), and
+ *   a leaf that never changes in the run costs one character.
+ * - A string equal to its sample's time in ISO form (the Observation's sampledAt) is `{}`.
  * Arrays and objects never occur as leaves (empty ones belong to the shape), so the two markers
  * are unambiguous.
  */
@@ -41,7 +44,12 @@ export interface TimedSample {
 }
 
 type Emitted = number | string | boolean | null | [JsonLeaf] | Record<string, never>;
-type Frame = [offsetMs: number, shape: number, values: Emitted[]];
+interface Run {
+  s: number;
+  t: number[];
+  k: Emitted[];
+  d: (0 | Emitted[])[];
+}
 
 function shapeOf(v: JsonValue): JsonValue {
   if (Array.isArray(v)) return v.map(shapeOf);
@@ -78,32 +86,39 @@ export function encodeChunk(minute: Date, samples: readonly TimedSample[]): Buff
   const sorted = [...samples].sort((a, b) => a.sampledAt.getTime() - b.sampledAt.getTime());
   const shapes: string[] = [];
   const shapeIndex = new Map<string, number>();
-  const frames: Frame[] = [];
-  let prevShape = -1;
+  const runs: Run[] = [];
+  let run: Run | null = null;
   let prev: JsonLeaf[] = [];
-  for (const s of sorted) {
-    const shapeText = JSON.stringify(shapeOf(s.payload));
+  let prevT = minute.getTime();
+  for (const sample of sorted) {
+    const shapeText = JSON.stringify(shapeOf(sample.payload));
     let shape = shapeIndex.get(shapeText);
     if (shape === undefined) {
       shape = shapes.push(shapeText) - 1;
       shapeIndex.set(shapeText, shape);
     }
-    const iso = s.sampledAt.toISOString();
-    const leaves = leavesOf(s.payload);
-    const delta = shape === prevShape;
-    const values = leaves.map((c, j): Emitted => {
-      if (c === iso) return {};
-      if (!delta) return c;
-      const p = prev[j];
-      if (isInt(p) && isInt(c) && isInt(c - p)) return c - p;
-      if (c === p) return 0;
-      return [c];
-    });
-    frames.push([s.sampledAt.getTime() - minute.getTime(), shape, values]);
-    prevShape = shape;
+    const t = sample.sampledAt.getTime();
+    const iso = sample.sampledAt.toISOString();
+    const leaves = leavesOf(sample.payload);
+    if (run === null || run.s !== shape) {
+      run = { s: shape, t: [t - prevT], k: leaves.map((c) => (c === iso ? {} : c)), d: leaves.map(() => []) };
+      runs.push(run);
+    } else {
+      run.t.push(t - prevT);
+      leaves.forEach((c, j) => {
+        const p = prev[j];
+        const column = run!.d[j] as Emitted[];
+        if (c === iso) column.push({});
+        else if (isInt(p) && isInt(c) && isInt(c - p)) column.push(c - p);
+        else column.push(c === p ? 0 : [c]);
+      });
+    }
     prev = leaves;
+    prevT = t;
   }
-  const body = Buffer.from(JSON.stringify({ s: shapes, f: frames }));
+  for (const r of runs)
+    r.d = r.t.length === 1 ? [] : r.d.map((c) => (c !== 0 && c.every((x) => x === 0) ? 0 : c));
+  const body = Buffer.from(JSON.stringify({ s: shapes, r: runs }));
   const packed = brotliCompressSync(body, {
     params: {
       [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT,
@@ -121,26 +136,31 @@ export function decodeChunk(minute: Date, data: Uint8Array): TimedSample[] {
   }
   const body = JSON.parse(brotliDecompressSync(data.subarray(1)).toString("utf8")) as {
     s: string[];
-    f: Frame[];
+    r: Run[];
   };
-  const shapes = body.s.map((t) => JSON.parse(t) as JsonValue);
+  const shapes = body.s.map((text) => JSON.parse(text) as JsonValue);
   const out: TimedSample[] = [];
-  let prevShape = -1;
-  let prev: JsonLeaf[] = [];
-  for (const [offsetMs, shape, values] of body.f) {
-    const sampledAt = new Date(minute.getTime() + offsetMs);
-    const iso = sampledAt.toISOString();
-    const delta = shape === prevShape;
-    const leaves = values.map((e, j): JsonLeaf => {
-      if (e !== null && typeof e === "object" && !Array.isArray(e)) return iso;
-      if (!delta) return e as JsonLeaf;
-      if (Array.isArray(e)) return e[0];
-      const p = prev[j]!;
-      return isInt(p) ? p + (e as number) : p;
+  let t = minute.getTime();
+  for (const run of body.r) {
+    let prev: JsonLeaf[] = [];
+    run.t.forEach((dt, i) => {
+      t += dt;
+      const sampledAt = new Date(t);
+      const iso = sampledAt.toISOString();
+      const isMarker = (e: Emitted) => e !== null && typeof e === "object" && !Array.isArray(e);
+      const leaves =
+        i === 0
+          ? run.k.map((e) => (isMarker(e) ? iso : (e as JsonLeaf)))
+          : prev.map((p, j): JsonLeaf => {
+              const column = run.d[j]!;
+              const e = column === 0 ? 0 : column[i - 1]!;
+              if (isMarker(e)) return iso;
+              if (Array.isArray(e)) return e[0];
+              return isInt(p) ? p + (e as number) : p;
+            });
+      out.push({ sampledAt, payload: fill(shapes[run.s]!, leaves, { i: 0 }) });
+      prev = leaves;
     });
-    out.push({ sampledAt, payload: fill(shapes[shape]!, leaves, { i: 0 }) });
-    prevShape = shape;
-    prev = leaves;
   }
   return out;
 }
