@@ -109,6 +109,13 @@ export class SimulatedAgent {
     await this.link.close();
   }
 
+  /** Stops at once, delivered or not (a test's teardown). */
+  async abort(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.link.close();
+  }
+
   private tick(): void {
     if (this.overflows && this.clock.overflowing) this.dropped += OVERFLOWS_PER_S;
     const o = simulatedObservation(this.hostname, this.offered.length, this.clock.startMs, this.dropped);

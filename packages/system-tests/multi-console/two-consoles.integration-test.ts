@@ -207,7 +207,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await everyStep([
     ...streams.map((s) => () => s.close()),
-    ...agents.map((a) => () => a.link.close()),
+    ...agents.map((a) => () => a.abort()),
     () => proxy?.close(),
     () => stopConsole(consoleA),
     () => stopConsole(consoleB),
