@@ -186,7 +186,7 @@ export async function storeBatch(
     WITH ins AS (
       INSERT INTO observation_samples (id, host_id, sampled_at, payload)
       SELECT x.id, ${hostId}, x.sampled_at, x.payload
-        FROM jsonb_to_recordset(${rows}::jsonb) AS x(id text, sampled_at timestamptz, payload jsonb)
+        FROM json_to_recordset(${rows}::json) AS x(id text, sampled_at timestamptz, payload json)
        WHERE x.sampled_at >= ${from}::timestamptz AND x.sampled_at <= ${to}::timestamptz
          AND NOT EXISTS (
                SELECT 1 FROM observation_chunks c
