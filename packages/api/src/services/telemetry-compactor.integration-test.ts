@@ -162,6 +162,25 @@ describe("telemetry compactor", () => {
     expect((await compactor().runOnce(later)).minutes).toBe(0);
   });
 
+  it("moves the minutes of several hosts in one transaction, each into its own chunk", async () => {
+    const hosts = [await makeHost("lb-a"), await makeHost("lb-b"), await makeHost("lb-c")];
+    const now = new Date(T0 + 400_000);
+    // Different minutes per host: lb-a 0..1, lb-b 1..2, lb-c 0..2 with a gap.
+    await store(hosts[0]!, range(0, 120), now);
+    await store(hosts[1]!, range(60, 180), now);
+    await store(
+      hosts[2]!,
+      range(0, 180).filter((t) => t % 10 !== 0),
+      now,
+    );
+    const before = await Promise.all(hosts.map((h) => samplesBetween(db, h, new Date(T0))));
+    const run = await compactor().runOnce(now);
+    expect(run).toMatchObject({ minutes: 7, rows: 120 + 120 + 162 });
+    expect(await db.observationSample.count()).toBe(0);
+    expect(await Promise.all(hosts.map(chunkCount))).toEqual([2, 2, 3]);
+    expect(await Promise.all(hosts.map((h) => samplesBetween(db, h, new Date(T0))))).toEqual(before);
+  });
+
   it("rolls minutes up exactly as computed from the raw samples", async () => {
     const host = await makeHost();
     const now = new Date(T0 + 600_000);

@@ -86,22 +86,45 @@ export async function compactMinutes(
       const [lock] = await tx.$queryRaw<{ locked: boolean }[]>`
         SELECT pg_try_advisory_xact_lock(${COMPACTOR_LOCK_KEY}) AS locked`;
       if (!lock?.locked) return null;
+      // Every group's raw rows and chunk in one statement (round trips, not rows, are the cost).
+      const hostIds = minutes.map((m) => m.hostId);
+      const starts = minutes.map((m) => m.minute.toISOString());
+      const rows = await tx.$queryRaw<
+        {
+          host_id: string;
+          minute: Date;
+          id: string | null;
+          sampled_at: Date | null;
+          payload: JsonValue;
+          data: Uint8Array | null;
+        }[]
+      >`
+        WITH g AS (SELECT * FROM unnest(${hostIds}::text[], ${starts}::timestamptz[]) AS g(host_id, minute))
+        SELECT g.host_id, g.minute, s.id, s.sampled_at, s.payload, NULL::bytea AS data
+          FROM g JOIN observation_samples s
+            ON s.host_id = g.host_id AND s.sampled_at >= g.minute AND s.sampled_at < g.minute + interval '1 minute'
+        UNION ALL
+        SELECT g.host_id, g.minute, NULL, NULL, NULL, c.data
+          FROM g JOIN observation_chunks c ON c.host_id = g.host_id AND c.minute = g.minute`;
+      const groups = new Map<string, { raw: typeof rows; chunk: Uint8Array | null }>();
+      for (const r of rows) {
+        const key = `${r.host_id} ${new Date(r.minute).getTime()}`;
+        const g = groups.get(key) ?? { raw: [], chunk: null };
+        if (r.data) g.chunk = r.data;
+        else g.raw.push(r);
+        groups.set(key, g);
+      }
       const done: CompactedMinute[] = [];
+      const moved: string[] = [];
       for (const { hostId, minute } of minutes) {
-        const end = new Date(minute.getTime() + MINUTE_MS);
-        const raw = await tx.$queryRaw<{ id: string; sampled_at: Date; payload: JsonValue }[]>`
-          SELECT id, sampled_at, payload FROM observation_samples
-           WHERE host_id = ${hostId}
-             AND sampled_at >= ${minute.toISOString()}::timestamptz
-             AND sampled_at < ${end.toISOString()}::timestamptz`;
-        if (raw.length === 0) continue;
-        const [chunk] = await tx.$queryRaw<{ minute: Date; data: Uint8Array }[]>`
-          SELECT minute, data FROM observation_chunks
-           WHERE host_id = ${hostId} AND minute = ${minute.toISOString()}::timestamptz`;
+        const g = groups.get(`${hostId} ${minute.getTime()}`);
+        if (!g || g.raw.length === 0) continue;
         const byTime = new Map<number, TimedSample>();
-        for (const s of chunk ? samplesOfChunks([chunk]) : []) byTime.set(s.sampledAt.getTime(), s);
-        for (const r of raw) {
-          const t = new Date(r.sampled_at).getTime();
+        for (const s of g.chunk ? samplesOfChunks([{ minute, data: g.chunk }]) : []) {
+          byTime.set(s.sampledAt.getTime(), s);
+        }
+        for (const r of g.raw) {
+          const t = new Date(r.sampled_at!).getTime();
           if (!byTime.has(t)) byTime.set(t, { sampledAt: new Date(t), payload: r.payload });
         }
         const samples = [...byTime.values()].sort((a, b) => a.sampledAt.getTime() - b.sampledAt.getTime());
@@ -110,18 +133,21 @@ export async function compactMinutes(
         const lastAt = samples[samples.length - 1]!.sampledAt.toISOString();
         const rollup = encodeRollup(rollupMinute(samples));
         await tx.$executeRaw`
-          INSERT INTO observation_chunks (host_id, minute, offsets_ms, last_at, data)
-          VALUES (${hostId}, ${minute.toISOString()}::timestamptz, ${offsets}::int[],
-                  ${lastAt}::timestamptz, ${data})
-          ON CONFLICT (host_id, minute) DO UPDATE
-            SET offsets_ms = excluded.offsets_ms, last_at = excluded.last_at, data = excluded.data`;
-        await tx.$executeRaw`
+          WITH c AS (
+            INSERT INTO observation_chunks (host_id, minute, offsets_ms, last_at, data)
+            VALUES (${hostId}, ${minute.toISOString()}::timestamptz, ${offsets}::int[],
+                    ${lastAt}::timestamptz, ${data})
+            ON CONFLICT (host_id, minute) DO UPDATE
+              SET offsets_ms = excluded.offsets_ms, last_at = excluded.last_at, data = excluded.data
+          )
           INSERT INTO observation_rollups (host_id, minute, samples, data)
           VALUES (${hostId}, ${minute.toISOString()}::timestamptz, ${samples.length}, ${rollup})
           ON CONFLICT (host_id, minute) DO UPDATE SET samples = excluded.samples, data = excluded.data`;
-        await tx.$executeRaw`
-          DELETE FROM observation_samples WHERE id = ANY(${raw.map((r) => r.id)}::text[])`;
-        done.push({ hostId, minute, moved: raw.length, samples: samples.length, bytes: data.length });
+        for (const r of g.raw) moved.push(r.id!);
+        done.push({ hostId, minute, moved: g.raw.length, samples: samples.length, bytes: data.length });
+      }
+      if (moved.length > 0) {
+        await tx.$executeRaw`DELETE FROM observation_samples WHERE id = ANY(${moved}::text[])`;
       }
       return done;
     },
