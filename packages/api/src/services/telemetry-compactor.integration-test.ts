@@ -265,16 +265,23 @@ describe("telemetry compactor", () => {
     expect(await countSamples(db, host)).toBe(300);
     expect(await db.observationRollup.count({ where: { hostId: host } })).toBe(10);
 
-    // Rollups outlive the chunks: a day of retention (rollupDays = 1) prunes the ones before it.
+    // Rollups outlive the chunks. Once its hour is past the 1 s retention it is packed into one row
+    // that reads back the same minutes; with a day of rollups (rollupDays = 1) the packed hour goes
+    // when its last minute is a day old, not before.
+    const minutes = await rollupsBetween(db, host, new Date(T0), new Date(T0 + 3_600_000));
+    expect(minutes).toHaveLength(10);
     const dayLater = new Date(T0 + 86_400_000 + 120_000);
     const late = await compactor({ rollupDays: 1 }).runOnce(dayLater);
-    expect(late).toMatchObject({ prunedChunks: 5, prunedRollups: 2 });
-    const rollups = await db.observationRollup.findMany({
-      where: { hostId: host },
-      orderBy: { minute: "asc" },
-    });
-    expect(rollups[0]?.minute.getTime()).toBe(T0 + 2 * 60_000);
-    expect(rollups).toHaveLength(8);
+    expect(late).toMatchObject({ prunedChunks: 5, packedMinutes: 10, prunedRollups: 0 });
+    const rows = await db.observationRollup.findMany({ where: { hostId: host } });
+    expect(rows.map((r) => [r.minute.getTime(), r.spanMinutes, r.samples])).toEqual([[T0, 60, 600]]);
+    expect(await rollupsBetween(db, host, new Date(T0), new Date(T0 + 3_600_000))).toEqual(minutes);
+    expect(await rollupsBetween(db, host, new Date(T0 + 150_000), new Date(T0 + 240_000))).toEqual(
+      minutes.slice(2, 5),
+    );
+    const dayAndHourLater = new Date(T0 + 86_400_000 + 3_600_000);
+    expect(await compactor({ rollupDays: 1 }).runOnce(dayAndHourLater)).toMatchObject({ prunedRollups: 1 });
+    expect(await db.observationRollup.count({ where: { hostId: host } })).toBe(0);
     expect(await countSamples(db, host)).toBe(0);
   });
 

@@ -12,6 +12,7 @@ import { ingestEnv } from "../env";
  *    (~3,000 bytes of jsonb a sample) into observation_chunks (tens of bytes a sample) and writes
  *    the minute's rollup (packages/db observation-chunks.ts, observation-codec.ts,
  *    observation-rollup.ts); a sample replayed into a compacted minute is merged on the next run;
+ *  - packs the minute rollups of each hour wholly past the 1 s retention into one row;
  *  - prunes: raw rows of minutes wholly past the 1 s retention (hosts whose ingest stopped, so
  *    ingest's own prune never runs for them), chunks past the same retention, rollups past
  *    rollupDays;
@@ -51,6 +52,9 @@ export const ROLLUP_RETENTION_DAYS = 30;
 /** Rows each prune statement deletes at most per run (the next run takes the rest). */
 export const PRUNE_LIMIT_PER_RUN = 20_000;
 
+/** Host-hours of rollups packed per run at most (1,000 hosts make 1,000 an hour). */
+export const PACK_MAX_HOURS_PER_RUN = 500;
+
 export interface TelemetryCompactorOptions {
   /** Minutes of 1 s samples kept (TIDE_OBSERVATION_RETENTION_MINUTES). */
   retentionMinutes: number;
@@ -60,6 +64,7 @@ export interface TelemetryCompactorOptions {
   maxMinutesPerRun?: number;
   minutesPerTransaction?: number;
   pruneLimit?: number;
+  maxHoursPerRun?: number;
   log?: (message: string, error: unknown) => void;
 }
 
@@ -81,6 +86,7 @@ export class TelemetryCompactor {
       maxMinutesPerRun: COMPACT_MAX_MINUTES_PER_RUN,
       minutesPerTransaction: COMPACT_MINUTES_PER_TRANSACTION,
       pruneLimit: PRUNE_LIMIT_PER_RUN,
+      maxHoursPerRun: PACK_MAX_HOURS_PER_RUN,
       ...options,
     };
   }

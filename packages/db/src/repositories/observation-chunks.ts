@@ -1,7 +1,14 @@
 import type { Prisma } from "@prisma/client";
 import type { Db } from "../client";
 import { decodeChunk, encodeChunk, minuteOf, type JsonValue, type TimedSample } from "./observation-codec";
-import { encodeRollup, rollupMinute } from "./observation-rollup";
+import {
+  decodeRollup,
+  encodeRollup,
+  packRollups,
+  rollupMinute,
+  unpackRollups,
+  type RollupAt,
+} from "./observation-rollup";
 
 /**
  * The compacted tiers of observation samples: observation_chunks (one row per host-minute, the 1 s
@@ -27,6 +34,13 @@ type Tx = Prisma.TransactionClient | Db;
 export const COMPACTOR_LOCK_KEY = 0x74696465636f6d70n;
 
 const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+
+/**
+ * How far back before the 1 s retention the compactor looks for rollup minutes to pack into hours
+ * (a console down for longer leaves older minutes unpacked: bigger, still pruned at 30 days).
+ */
+export const PACK_LOOKBACK_MS = 24 * HOUR_MS;
 
 /** The samples of chunk rows (data + minute), oldest first. */
 export function samplesOfChunks(rows: readonly { minute: Date; data: Uint8Array }[]): TimedSample[] {
@@ -182,7 +196,10 @@ export async function pruneChunks(tx: Tx, before: Date, limit: number): Promise<
      WHERE c.host_id = d.id AND c.minute = d.minute`;
 }
 
-/** Delete up to `limit` rollups of minutes starting before `before`, host by host. */
+/**
+ * Delete up to `limit` rollup rows whose minutes all start before `before` (a packed hour goes
+ * once its last minute does), host by host. Returns how many rows went.
+ */
 export async function pruneRollups(tx: Tx, before: Date, limit: number): Promise<number> {
   return tx.$executeRaw`
     DELETE FROM observation_rollups r
@@ -190,26 +207,100 @@ export async function pruneRollups(tx: Tx, before: Date, limit: number): Promise
               CROSS JOIN LATERAL (
                 SELECT minute FROM observation_rollups
                  WHERE host_id = h.id AND minute < ${before.toISOString()}::timestamptz
+                   AND minute + make_interval(mins => span_minutes - 1) < ${before.toISOString()}::timestamptz
                  ORDER BY minute LIMIT ${limit}
               ) x
              LIMIT ${limit}) d
      WHERE r.host_id = d.id AND r.minute = d.minute`;
 }
 
-/** The host's rollups of minutes in [from, to], oldest first (still encoded). */
-export async function rollupRowsBetween(
-  tx: Tx,
-  hostId: string,
-  from: Date,
-  to: Date,
-): Promise<{ minute: Date; samples: number; data: Uint8Array }[]> {
-  const rows = await tx.$queryRaw<{ minute: Date; samples: number; data: Uint8Array }[]>`
-    SELECT minute, samples, data FROM observation_rollups
+/** One host-hour of minute rollups to pack. */
+export interface PackCandidate {
+  hostId: string;
+  hour: Date;
+}
+
+/**
+ * Hosts with minute rollups in hours that start before `before` (an hour boundary) and no earlier
+ * than PACK_LOOKBACK_MS before it, oldest first: the hour to pack is that minute's.
+ */
+export async function rollupPackCandidates(tx: Tx, before: Date, limit: number): Promise<PackCandidate[]> {
+  const since = new Date(before.getTime() - PACK_LOOKBACK_MS).toISOString();
+  const rows = await tx.$queryRaw<{ host_id: string; minute: Date }[]>`
+    SELECT h.id AS host_id, x.minute
+      FROM hosts h
+      CROSS JOIN LATERAL (
+        SELECT minute FROM observation_rollups
+         WHERE host_id = h.id AND minute >= ${since}::timestamptz AND minute < ${before.toISOString()}::timestamptz
+           AND span_minutes = 1
+         ORDER BY minute LIMIT 1
+      ) x
+     ORDER BY x.minute
+     LIMIT ${limit}`;
+  return rows.map((r) => ({
+    hostId: r.host_id,
+    hour: new Date(Math.floor(new Date(r.minute).getTime() / HOUR_MS) * HOUR_MS),
+  }));
+}
+
+/**
+ * Pack each host-hour's rollups (minute rows, and a packed row if one is there) into one row
+ * (packRollups), in one transaction holding COMPACTOR_LOCK_KEY. Null when another process holds it.
+ * Returns how many minute rows were packed.
+ */
+export async function packRollupHours(db: Db, hours: readonly PackCandidate[]): Promise<number | null> {
+  return db.$transaction(
+    async (tx) => {
+      const [lock] = await tx.$queryRaw<{ locked: boolean }[]>`
+        SELECT pg_try_advisory_xact_lock(${COMPACTOR_LOCK_KEY}) AS locked`;
+      if (!lock?.locked) return null;
+      let packed = 0;
+      for (const { hostId, hour } of hours) {
+        const end = new Date(hour.getTime() + HOUR_MS).toISOString();
+        const rows = await tx.$queryRaw<{ minute: Date; span_minutes: number; data: Uint8Array }[]>`
+          DELETE FROM observation_rollups
+           WHERE host_id = ${hostId} AND minute >= ${hour.toISOString()}::timestamptz AND minute < ${end}::timestamptz
+          RETURNING minute, span_minutes, data`;
+        const byMinute = new Map<number, RollupAt>();
+        for (const r of rows.filter((x) => x.span_minutes > 1)) {
+          for (const p of unpackRollups(new Date(r.minute), r.data)) byMinute.set(p.minute.getTime(), p);
+        }
+        for (const r of rows.filter((x) => x.span_minutes === 1)) {
+          const minute = new Date(r.minute);
+          byMinute.set(minute.getTime(), { minute, rollup: decodeRollup(r.data) });
+          packed++;
+        }
+        const points = [...byMinute.values()];
+        if (points.length === 0) continue;
+        const samples = points.reduce((n, p) => n + p.rollup.samples, 0);
+        await tx.$executeRaw`
+          INSERT INTO observation_rollups (host_id, minute, span_minutes, samples, data)
+          VALUES (${hostId}, ${hour.toISOString()}::timestamptz, 60, ${samples}, ${packRollups(hour, points)})`;
+      }
+      return packed;
+    },
+    { maxWait: 5_000, timeout: 30_000 },
+  );
+}
+
+/** The host's rollups of minutes in [from, to], oldest first, packed hours unpacked. */
+export async function rollupsOfRange(tx: Tx, hostId: string, from: Date, to: Date): Promise<RollupAt[]> {
+  const first = minuteOf(from);
+  // A packed hour that starts up to 59 min before `from` still holds minutes of the range.
+  const rows = await tx.$queryRaw<{ minute: Date; span_minutes: number; data: Uint8Array }[]>`
+    SELECT minute, span_minutes, data FROM observation_rollups
      WHERE host_id = ${hostId}
-       AND minute >= ${minuteOf(from).toISOString()}::timestamptz
+       AND minute >= ${new Date(first.getTime() - HOUR_MS + MINUTE_MS).toISOString()}::timestamptz
        AND minute <= ${to.toISOString()}::timestamptz
      ORDER BY minute`;
-  return rows.map((r) => ({ minute: new Date(r.minute), samples: r.samples, data: r.data }));
+  return rows
+    .flatMap((r) =>
+      r.span_minutes > 1
+        ? unpackRollups(new Date(r.minute), r.data)
+        : [{ minute: new Date(r.minute), rollup: decodeRollup(r.data) }],
+    )
+    .filter((p) => p.minute >= first && p.minute <= to)
+    .sort((a, b) => a.minute.getTime() - b.minute.getTime());
 }
 
 /** Limits of one compaction run (packages/api telemetry-compactor.ts gives the defaults and why). */
@@ -224,6 +315,8 @@ export interface CompactionLimits {
   minutesPerTransaction: number;
   /** Rows each prune statement deletes at most. */
   pruneLimit: number;
+  /** Host-hours of rollups packed at most. */
+  maxHoursPerRun: number;
 }
 
 export interface CompactionRun {
@@ -238,13 +331,16 @@ export interface CompactionRun {
   prunedRaw: number;
   prunedChunks: number;
   prunedRollups: number;
+  /** Minute rollups packed into hours. */
+  packedMinutes: number;
 }
 
 /**
  * One bounded compaction run at `now`: move complete host-minutes older than the hot window into
  * chunks and rollups (oldest first, minutesPerTransaction per transaction, maxMinutesPerRun in all),
  * delete raw rows of minutes wholly past the retention instead of compacting them (hosts whose
- * ingest stopped: ingest's own prune runs only when a batch comes), then prune chunks and rollups.
+ * ingest stopped: ingest's own prune runs only when a batch comes), pack the rollups of hours wholly
+ * past it into one row each (maxHoursPerRun), then prune chunks and rollups.
  */
 export async function runCompaction(db: Db, now: Date, limits: CompactionLimits): Promise<CompactionRun> {
   const run: CompactionRun = {
@@ -255,6 +351,7 @@ export async function runCompaction(db: Db, now: Date, limits: CompactionLimits)
     prunedRaw: 0,
     prunedChunks: 0,
     prunedRollups: 0,
+    packedMinutes: 0,
   };
   const retentionStart = new Date(now.getTime() - limits.retentionMinutes * 60_000);
   // Minutes that ended at least hotWindowS ago start before this boundary.
@@ -281,6 +378,24 @@ export async function runCompaction(db: Db, now: Date, limits: CompactionLimits)
       run.rows += d.moved;
       run.chunkBytes += d.bytes;
     }
+  }
+  // Hours wholly past the 1 s retention: no replay can change their minutes any more.
+  const packBefore = new Date(Math.floor(retentionStart.getTime() / HOUR_MS) * HOUR_MS);
+  let hours = 0;
+  while (!run.skipped && hours < limits.maxHoursPerRun) {
+    const candidates = await rollupPackCandidates(
+      db,
+      packBefore,
+      Math.min(limits.minutesPerTransaction, limits.maxHoursPerRun - hours),
+    );
+    if (candidates.length === 0) break;
+    const packed = await packRollupHours(db, candidates);
+    if (packed === null) {
+      run.skipped = true;
+      break;
+    }
+    hours += candidates.length;
+    run.packedMinutes += packed;
   }
   run.prunedChunks = await pruneChunks(db, retentionStart, limits.pruneLimit);
   const rollupStart = new Date(now.getTime() - limits.rollupDays * 86_400_000);

@@ -1,7 +1,7 @@
 import type { Prisma } from "@prisma/client";
 import type { Db } from "../client";
-import { rollupRowsBetween } from "./observation-chunks";
-import { decodeRollup, type MinuteRollup } from "./observation-rollup";
+import { rollupsOfRange } from "./observation-chunks";
+import type { MinuteRollup } from "./observation-rollup";
 import { samplesBetween, type StoredSample } from "./observation-samples";
 
 /**
@@ -36,8 +36,8 @@ export interface HistoryTiers {
 
 /** The host's one-minute rollups of minutes in [from, to], oldest first. */
 export async function rollupsBetween(tx: Tx, hostId: string, from: Date, to: Date): Promise<RollupPoint[]> {
-  const rows = await rollupRowsBetween(tx, hostId, from, to);
-  return rows.map((r) => ({ minute: r.minute, samples: r.samples, rollup: decodeRollup(r.data) }));
+  const points = await rollupsOfRange(tx, hostId, from, to);
+  return points.map((p) => ({ minute: p.minute, samples: p.rollup.samples, rollup: p.rollup }));
 }
 
 /** The host's history in [from, to] from the tier that serves it (see the header). */

@@ -5,8 +5,10 @@ import {
   encodeRollup,
   histogramQuantile,
   mergeHistograms,
+  packRollups,
   rollupMinute,
   seriesOf,
+  unpackRollups,
 } from "./observation-rollup";
 
 const T0 = Date.parse("2026-11-22T23:00:00.000Z");
@@ -130,5 +132,37 @@ describe("histogramQuantile", () => {
     expect(histogramQuantile(h, 0.99)).toEqual({ lowUs: 64, highUs: 128 });
     expect(histogramQuantile([3], 0.5)).toEqual({ lowUs: 0, highUs: 2 });
     expect(histogramQuantile([0, 0], 0.5)).toBeNull();
+  });
+});
+
+describe("packRollups / unpackRollups", () => {
+  /** Minute m of an hour: counters rising with m; the overflow probe only in even minutes. */
+  const minute = (m: number) => {
+    const samples = [0, 1, 2].map((k) => {
+      const s = obs(m * 60_000 + k * 1000, {
+        inRx: 100 * m + 7 * k,
+        drops: m + k,
+        hist: [0, m, k],
+        tcpInuse: m,
+      });
+      if (m % 2 === 1)
+        (s.payload as { probeResults: { listenOverflow: unknown[] } }).probeResults.listenOverflow = [];
+      return s;
+    });
+    return { minute: new Date(T0 + m * 60_000), rollup: rollupMinute(samples) };
+  };
+  const hour = Array.from({ length: 60 }, (_, m) => minute(m)).filter((_, m) => m !== 17);
+
+  it("gives back every minute as it was, series absent where they were absent", () => {
+    const back = unpackRollups(new Date(T0), packRollups(new Date(T0), [...hour].reverse()));
+    expect(back).toEqual(hour);
+    expect(back[1]!.rollup.rates).not.toHaveProperty("listenOverflow/7/80");
+    expect(back[2]!.rollup.rates["listenOverflow/7/80"]).toBeDefined();
+    expect(back[0]!.rollup.gauges).not.toHaveProperty("ns/7/sockstat/tcpInuse"); // all zero in minute 0
+  });
+
+  it("is smaller than the minutes one by one", () => {
+    const apart = hour.reduce((n, p) => n + encodeRollup(p.rollup).length, 0);
+    expect(packRollups(new Date(T0), hour).length * 2).toBeLessThan(apart);
   });
 });

@@ -249,3 +249,101 @@ export function decodeRollup(data: Uint8Array): MinuteRollup {
   if (r.v !== ROLLUP_VERSION) throw new Error(`observation rollup: version ${r.v} is not ${ROLLUP_VERSION}`);
   return r;
 }
+
+/**
+ * Rollups of several minutes of one host in one buffer (observation_rollups rows with spanMinutes
+ * > 1): brotli(JSON body), the body being
+ *
+ *   { v, m: minute offsets from the first, n: samples, s: spanS,
+ *     r: { name: [mins, maxs, avgs, lasts, increases] }, g: { name: [mins, maxs, avgs, lasts] },
+ *     h: { name: histograms } }
+ *
+ * every list aligned with `m` (null where the minute lacks the series): each name once, and the
+ * same statistic of consecutive minutes side by side.
+ */
+interface PackedBody {
+  v: typeof ROLLUP_VERSION;
+  m: number[];
+  n: number[];
+  s: number[];
+  r: Record<string, (number | null)[][]>;
+  g: Record<string, (number | null)[][]>;
+  h: Record<string, (number[] | null)[]>;
+}
+
+export interface RollupAt {
+  minute: Date;
+  rollup: MinuteRollup;
+}
+
+function columns<T extends number[]>(
+  points: readonly RollupAt[],
+  pick: (r: MinuteRollup) => Record<string, T>,
+  width: number,
+): Record<string, (number | null)[][]> {
+  const out: Record<string, (number | null)[][]> = {};
+  points.forEach((p, i) => {
+    for (const [name, stat] of Object.entries(pick(p.rollup))) {
+      out[name] ??= Array.from({ length: width }, () => points.map(() => null));
+      stat.forEach((x, k) => (out[name]![k]![i] = x));
+    }
+  });
+  return out;
+}
+
+/** Pack minute rollups (any order) that start at or after `first`. */
+export function packRollups(first: Date, points: readonly RollupAt[]): Buffer {
+  const sorted = [...points].sort((a, b) => a.minute.getTime() - b.minute.getTime());
+  const h: Record<string, (number[] | null)[]> = {};
+  sorted.forEach((p, i) => {
+    for (const [name, hist] of Object.entries(p.rollup.histograms)) {
+      h[name] ??= sorted.map(() => null);
+      h[name][i] = hist;
+    }
+  });
+  const body: PackedBody = {
+    v: ROLLUP_VERSION,
+    m: sorted.map((p) => Math.round((p.minute.getTime() - first.getTime()) / 60_000)),
+    n: sorted.map((p) => p.rollup.samples),
+    s: sorted.map((p) => p.rollup.spanS),
+    r: columns(sorted, (r) => r.rates, 5),
+    g: columns(sorted, (r) => r.gauges, 4),
+    h,
+  };
+  const text = Buffer.from(JSON.stringify(body));
+  return brotliCompressSync(text, {
+    params: {
+      [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT,
+      [zlib.BROTLI_PARAM_QUALITY]: 5,
+      [zlib.BROTLI_PARAM_SIZE_HINT]: text.length,
+    },
+  });
+}
+
+/** The minute rollups of a packed buffer, oldest first (the inverse of packRollups). */
+export function unpackRollups(first: Date, data: Uint8Array): RollupAt[] {
+  const b = JSON.parse(brotliDecompressSync(data).toString("utf8")) as PackedBody;
+  if (b.v !== ROLLUP_VERSION) throw new Error(`observation rollup: version ${b.v} is not ${ROLLUP_VERSION}`);
+  return b.m.map((offset, i) => {
+    const pick = <T>(cols: Record<string, (number | null)[][]>) => {
+      const out: Record<string, T> = {};
+      for (const [name, stat] of Object.entries(cols)) {
+        if (stat[0]![i] !== null) out[name] = stat.map((c) => c[i]) as T;
+      }
+      return out;
+    };
+    const histograms: Record<string, number[]> = {};
+    for (const [name, list] of Object.entries(b.h)) if (list[i]) histograms[name] = list[i];
+    return {
+      minute: new Date(first.getTime() + offset * 60_000),
+      rollup: {
+        v: ROLLUP_VERSION,
+        samples: b.n[i]!,
+        spanS: b.s[i]!,
+        rates: pick<RateStat>(b.r),
+        gauges: pick<GaugeStat>(b.g),
+        histograms,
+      },
+    };
+  });
+}
