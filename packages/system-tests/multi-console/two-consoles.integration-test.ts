@@ -7,8 +7,8 @@
  *
  *  - evaluation: both consoles get the same host's batch at once and both evaluate it at once;
  *    its finding is still opened once and resolved once (the per-host advisory lock);
- *  - live pages: a host page's stream on console B gets the update for a sample ingested
- *    through console A (one LISTEN per process, NOTIFY crosses processes);
+ *  - live pages: a host page's stream on console B gets the updates for a sample ingested through
+ *    console A and for the finding A opened (one LISTEN per process, NOTIFY crosses processes);
  *  - ingest: agents spread over both (half through the balancer, half given both URLs), console A
  *    is killed (SIGKILL) mid-run: agents fail over, every sample is stored exactly once, and each
  *    overflowing host's finding opens once and, once the overflow stops, resolves once.
@@ -31,7 +31,7 @@ import {
 } from "@tide/devstack";
 import { everyStep } from "@tide/lab/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { openLiveStream, type LiveStream } from "./live-stream";
+import { openLiveStream, type LiveEvent, type LiveStream } from "./live-stream";
 import { startRoundRobinProxy, type RoundRobinProxy } from "./round-robin-proxy";
 import { OVERFLOWS_PER_S, SimulatedAgent, simulatedObservation, type FleetClock } from "./simulated-agent";
 
@@ -246,41 +246,40 @@ describe("two console processes on one database", () => {
     );
   });
 
-  it("fan live updates out across processes: a page on B gets a sample ingested through A", async () => {
+  it("fan live updates out across processes: a page on B sees samples and findings from A", async () => {
     const host = "mc-live";
-    const startMs = Math.floor(Date.now() / 1000) * 1000 - 60_000;
+    const startMs = Math.floor(Date.now() / 1000) * 1000 - 5 * 60_000;
     const token = await registerHost(host, [urlA]);
-    const [first, second] = batch(host, 0, 2, startMs, () => 0).observations;
-    await post(
-      urlA,
-      "/agent/observations",
-      token,
-      batch(host, 0, 1, startMs, () => 0),
-    );
+    // Two quiet samples, then 90 s of overflow (10/s: a finding opens).
+    const drops = (t: number) => OVERFLOWS_PER_S * Math.max(0, t - 2);
+    const send = (from: number, to: number) =>
+      post(urlA, "/agent/observations", token, batch(host, from, to, startMs, drops));
+    const at = (t: number) => new Date(startMs + t * 1000).toISOString();
+    const updateAt = (t: number) => (e: LiveEvent) =>
+      e.event === "update" && (e.data as { sampledAt: string | null }).sampledAt === at(t);
+    await send(0, 1);
     const { token: apiToken } = await api.tokens.create({
       name: "multi-console live page",
       scopes: ["read"],
     });
     const stream = await openLiveStream(urlB, host, apiToken);
     streams.push(stream);
-    const isUpdateAt = (at: string) => (e: { event: string; data: unknown }) =>
-      e.event === "update" && (e.data as { sampledAt: string | null }).sampledAt === at;
     // The page's first update (on connect) shows the stored sample; then B listens.
-    await stream.until("the first update on B", isUpdateAt(first!.sampledAt), 30_000);
-    await post(
-      urlA,
-      "/agent/observations",
-      token,
-      batch(host, 1, 2, startMs, () => 0),
-    );
-    const update = await stream.until(
-      "B's update for the sample ingested through A",
-      isUpdateAt(second!.sampledAt),
-      30_000,
-    );
-    const data = update.data as { full: boolean; namespaces: { points: { at: string }[] }[] };
+    await stream.until("the first update on B", updateAt(0), 30_000);
+
+    // Samples: ingested through A, B's page gets the new point.
+    await send(1, 2);
+    const samples = await stream.until("B's update for the sample ingested through A", updateAt(1), 30_000);
+    const data = samples.data as { full: boolean; namespaces: { points: { at: string }[] }[] };
     expect(data.full).toBe(false);
-    expect(data.namespaces.flatMap((n) => n.points.map((p) => p.at))).toContain(second!.sampledAt);
+    expect(data.namespaces.flatMap((n) => n.points.map((p) => p.at))).toContain(at(1));
+
+    // Findings: A opens one after the overflow; B's page gets one more update for it (the page
+    // reads the host's findings on every update) besides the one for the samples.
+    await send(2, 92);
+    const newest = await stream.until("B's update for the overflow's samples", updateAt(91), 30_000);
+    await untilFindings([host], "open", 60_000);
+    await stream.until("B's update for the finding A opened", (e) => e !== newest && updateAt(91)(e), 30_000);
   });
 
   it("share ingest: agents fail over when A is killed, every sample is stored once, findings open and resolve once", async () => {
