@@ -128,8 +128,9 @@ export class TelemetryCompactor {
 const compactors = new WeakMap<Db, TelemetryCompactor>();
 
 /**
- * The compactor of this process for `db`, started on first use (like findingEvaluatorFor: ingest
- * calls it, so a console that receives samples compacts them).
+ * The compactor of this process for `db`, started on first use. Ingest is meant to call it with
+ * every batch, beside findingEvaluatorFor(db).schedule(), so every console process that receives
+ * samples runs one (the lock lets one of them work at a time).
  */
 export function telemetryCompactorFor(db: Db): TelemetryCompactor {
   let c = compactors.get(db);
