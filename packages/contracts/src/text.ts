@@ -24,32 +24,56 @@ export function safeText() {
   });
 }
 
+/** Any UTF-16 surrogate: a string without one (and without NUL) is safe without the lookarounds. */
+const SURROGATE = /[\uD800-\uDFFF]/;
+
 /**
  * The first string (value or object key) in a JSON-like value that cannot be stored, with its path
  * (["reason"], ["binds", 1, "address"]); null when every string is safe. Depth-bounded: inputs
  * deeper than 64 levels are reported as unsafe rather than walked.
+ *
+ * Every API request's input goes through here (agent batches too: tens of KB of samples), so the
+ * walk shares one path array and copies it only for the answer, and a string is checked by two
+ * native scans unless it holds a NUL or a surrogate.
  */
 export function findUnsafeText(
   value: unknown,
   path: (string | number)[] = [],
 ): { path: (string | number)[]; reason: string } | null {
-  if (path.length > 64) return { path, reason: "is nested too deeply" };
+  return walk(value, [...path]);
+}
+
+function textReason(value: string): string | null {
+  return value.includes(NUL) || SURROGATE.test(value) ? unsafeTextReason(value) : null;
+}
+
+/** findUnsafeText over `path` (mutated while walking, restored before returning null). */
+function walk(
+  value: unknown,
+  path: (string | number)[],
+): { path: (string | number)[]; reason: string } | null {
+  if (path.length > 64) return { path: [...path], reason: "is nested too deeply" };
   if (typeof value === "string") {
-    const reason = unsafeTextReason(value);
-    return reason ? { path, reason } : null;
+    const reason = textReason(value);
+    return reason ? { path: [...path], reason } : null;
   }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = findUnsafeText(value[i], [...path, i]);
+      path.push(i);
+      const found = walk(value[i], path);
+      path.pop();
       if (found) return found;
     }
     return null;
   }
   if (value !== null && typeof value === "object" && !(value instanceof Date)) {
-    for (const [key, inner] of Object.entries(value)) {
-      const keyReason = unsafeTextReason(key);
+    for (const key in value) {
+      if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+      const keyReason = textReason(key);
       if (keyReason) return { path: [...path, key], reason: `has a field name that ${keyReason}` };
-      const found = findUnsafeText(inner, [...path, key]);
+      path.push(key);
+      const found = walk((value as Record<string, unknown>)[key], path);
+      path.pop();
       if (found) return found;
     }
   }
