@@ -12,15 +12,17 @@ import {
   type FindingSeverity,
   type Prisma,
 } from "@tide/db";
-import { diagnose, resolve } from "@tide/diagnostics";
+import { diagnose, RATE_WINDOW_S, resolve } from "@tide/diagnostics";
 import { isDeepStrictEqual } from "node:util";
 import { OBSERVATIONS_CHANNEL } from "../live/channels";
 
 /**
- * Samples evaluated per run, in seconds: diagnostics' rates use a 60 s window, and two minutes lets
- * resolve() see the whole previous window as well.
+ * Samples read per run, in seconds: exactly what diagnostics looks at. diagnose() and resolve() both
+ * cut their input to the last RATE_WINDOW_S (60 s) before its newest sample (ruleContexts ->
+ * rollingWindows, inclusive), so reading more only costs: of the two minutes read before, half
+ * the rows were fetched and parsed to be thrown away.
  */
-export const EVALUATION_WINDOW_S = 120;
+export const EVALUATION_WINDOW_S = RATE_WINDOW_S;
 /**
  * diagnose() runs inside the transaction (the advisory lock must cover read and write). Prisma's
  * default 5 s limit is too short for a host with dozens of namespaces on a busy console: every

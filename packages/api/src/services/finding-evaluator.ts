@@ -29,7 +29,7 @@ export const EVALUATION_CONCURRENCY = 2;
 
 /**
  * Minimum time between the starts of two evaluations of one host, ms. Evaluation is CPU work in the
- * console's event loop (reading and parsing two minutes of payloads, diagnose()); at one batch a
+ * console's event loop (reading and parsing a minute of payloads, diagnose()); at one batch a
  * second per host, evaluating every batch would starve the requests. Findings rest on 60 s rates,
  * so a few seconds more of delay changes little.
  */
