@@ -51,7 +51,8 @@ export const agentRouter = router({
       const r = await ingestObservations(ctx.db, ctx.host, input, {
         retentionMinutes: ingestEnv().TIDE_OBSERVATION_RETENTION_MINUTES,
       });
-      await recordDirectorSync(ctx.db, ctx.host.hostname, input.dataPlane);
+      // Only a director's batches change director sync (it reads the director first and stops).
+      if (r.director) await recordDirectorSync(ctx.db, ctx.host.hostname, input.dataPlane);
       return {
         accepted: r.accepted,
         desiredRevision: r.desiredRevision,

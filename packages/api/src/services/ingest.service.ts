@@ -8,7 +8,7 @@ import {
 } from "@tide/contracts";
 import { storeBatch, type Db, type Prisma } from "@tide/db";
 import type { HostCaller } from "../auth/host-tokens.service";
-import { desiredStateFor } from "./desired-state.service";
+import { desiredRevisionCacheFor } from "./desired-revision-cache";
 import { findingEvaluatorFor } from "./finding-evaluator";
 import { ingestPacer, type IngestPacer } from "./ingest-pacing";
 import { recordTraffic } from "./proxy-traffic.service";
@@ -27,6 +27,8 @@ type Refused = NonNullable<AgentObservationsReply["refused"]>;
 
 export interface IngestResult extends AgentObservationsReply {
   pruned: number;
+  /** The host is a registered director: its data plane's served tables go to director sync. */
+  director: boolean;
 }
 
 /**
@@ -125,12 +127,14 @@ export async function ingestObservations(
     await notifySamples(db, host.hostId);
     await recordTraffic(db, host, newest, input.dataPlane);
   }
-  const desired = await desiredStateFor(db, host.hostId);
+  // Revision and director-ness from memory until a desired state changes (desired-revision-cache.ts).
+  const desired = await desiredRevisionCacheFor(db).get(host.hostId, host.hostname);
   const batchIntervalMs = (options.pacer ?? ingestPacer()).batchArrived(host.hostId);
   return {
     accepted,
     desiredRevision: desired.revision,
     pruned,
+    director: desired.director,
     ...(refused.length > 0 ? { refused } : {}),
     ...(batchIntervalMs > 0 ? { batchIntervalMs } : {}),
   };
