@@ -98,13 +98,17 @@ async function makeHost(name = "lb-a"): Promise<string> {
 
 /** Store samples `ts` in one batch as ingest does (console clock `now`). */
 function store(hostId: string, ts: readonly number[], now: Date) {
+  return storeBatchWith(db, hostId, ts, now);
+}
+
+function storeBatchWith(client: Db, hostId: string, ts: readonly number[], now: Date) {
   const rows = ts.map((t) => ({
     id: newId("observation"),
     sampledAt: at(t),
     payload: sample(t) as unknown as Prisma.InputJsonValue,
   }));
   return storeBatch(
-    db,
+    client,
     hostId,
     rows,
     RETENTION_MS,
@@ -319,5 +323,35 @@ describe("telemetry compactor", () => {
     expect(run).toMatchObject({ skipped: true, minutes: 0 });
     expect(await rawCount(host)).toBe(120);
     expect((await compactor().runOnce(now)).minutes).toBe(2);
+  });
+
+  it("never makes ingest of new samples wait for a compaction in progress", async () => {
+    const host = await makeHost();
+    const now = new Date(T0 + 400_000);
+    await store(host, range(0, 240), now);
+    // A client that gives up after 500 ms of waiting for a lock: ingest through it fails if blocked.
+    const impatient = createDb(inject("databaseUrl"), { max: 2, lockTimeoutMs: 500 });
+    try {
+      const outcome = await db.$transaction(async (tx) => {
+        // What a compaction transaction holds while it works: the lock and minute 0's raw rows,
+        // deleted but not committed.
+        await tx.$queryRaw`SELECT pg_advisory_xact_lock(${COMPACTOR_LOCK_KEY})::text`;
+        await tx.$executeRaw`
+          DELETE FROM observation_samples WHERE host_id = ${host} AND sampled_at < ${at(60).toISOString()}::timestamptz`;
+        const fresh = await storeBatchWith(impatient, host, range(240, 250), now);
+        const others = await Promise.all([
+          samplesBetween(impatient, host, new Date(T0)),
+          evaluationWindow(impatient, host, 120),
+          countSamples(impatient, host),
+        ]);
+        return { fresh, others };
+      });
+      expect(outcome.fresh.accepted).toBe(10);
+      // Readers saw the committed state: minute 0 still there (the delete was not committed yet).
+      expect(outcome.others[0]).toHaveLength(250);
+      expect(outcome.others[2]).toBe(250);
+    } finally {
+      await impatient.$disconnect();
+    }
   });
 });

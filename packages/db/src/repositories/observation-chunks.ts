@@ -22,6 +22,11 @@ import {
  * meanwhile stays raw and is merged by the next run. Every reader of the 1 s tier reads raw rows
  * and chunks in one statement (one snapshot), so a minute being moved is seen once, never twice or
  * not at all.
+ *
+ * Ingest never waits for the compactor, with one exception: a replayed sample of the very instant
+ * of a raw row the running transaction is deleting waits for its commit (the unique index), a few
+ * ms, and is then stored raw again although its minute's chunk has it; the next run's union by
+ * sampledAt drops the copy, so storage stays free of duplicates (ingest counts it accepted).
  */
 
 type Tx = Prisma.TransactionClient | Db;
