@@ -11,14 +11,16 @@
  *     for autovacuum, which real time would give (the time compression would otherwise leave the
  *     raw tier's dead rows unreclaimed);
  *   - samples look like an agent's (3 namespaces, 2 CPUs, listeners, probe histograms; counters
- *     rise by a random amount around a per-host rate each second, gauges wander), ~3 kB of JSON.
+ *     rise by a random amount around a per-host rate each second (NOISE), gauges wander), ~4.7 kB
+ *     of JSON.
  *
  * Prints, after the simulated hour: table + index + TOAST bytes (pg_total_relation_size) per sample
  * of each tier and of the 1 s tier as a whole, bytes per minute rollup; then, with the clock moved
  * 2 h on (the hour past the 1 s retention, its rollups packed into hours), bytes per host-minute of
  * packed rollups and the extrapolated 30 days of them for 1,000 hosts; and compaction cost (ms per host-minute, and the share of one core
  * 1,000 hosts would take). Figures only; no assertions. Run: npm run -w @tide/e2e bench
- * Env: TIDE_BENCH_STORAGE_HOSTS, TIDE_BENCH_STORAGE_MINUTES, TIDE_BENCH_STORAGE_SKIP=1 (skip).
+ * Env: TIDE_BENCH_STORAGE_HOSTS, TIDE_BENCH_STORAGE_MINUTES, TIDE_BENCH_STORAGE_NOISE (0.3),
+ * TIDE_BENCH_STORAGE_SKIP=1 (skip).
  */
 import { newId, type Observation } from "@tide/contracts";
 import { createDb, runCompaction, storeBatch, type CompactionLimits, type Db, type Prisma } from "@tide/db";
@@ -27,6 +29,12 @@ import { refuseRemoteDatabase } from "../support/stack";
 
 const HOSTS = Number(process.env.TIDE_BENCH_STORAGE_HOSTS ?? 50);
 const MINUTES = Number(process.env.TIDE_BENCH_STORAGE_MINUTES ?? 60);
+/**
+ * How much a counter's increase varies from second to second, as a fraction of its rate (0.3: each
+ * second's increase is uniform in rate x [0.7, 1.3]; 0: steady, as ingest.bench.ts's generator).
+ * The chunk tier's size is mostly this noise: steady counters cost almost nothing.
+ */
+const NOISE = Number(process.env.TIDE_BENCH_STORAGE_NOISE ?? 0.3);
 const BATCH_S = 10;
 const COMPACT_EVERY_S = 15;
 /** autovacuum_naptime's default: a table with dead rows is vacuumed about once a minute. */
@@ -113,7 +121,7 @@ class SimHost {
   /** Advance one second and return the sample at `at`. */
   next(at: Date): Observation {
     const r = this.r;
-    const jitter = (rate: number) => Math.round(rate * (0.7 + 0.6 * r()));
+    const jitter = (rate: number) => Math.round(rate * (1 - NOISE + 2 * NOISE * r()));
     const overflowing = this.index % 4 === 0;
     NS.forEach((ns, n) =>
       COUNTERS.forEach(([, rate], i) => (this.counters[n]![i]! += jitter(rate * ns.scale))),
@@ -311,7 +319,7 @@ async function main() {
       hosts.push(new SimHost(id, name, i, start));
     }
     console.log(
-      `telemetry-storage bench: ${HOSTS} hosts x ${MINUTES} min at 1 s, batches of ${BATCH_S} s, ` +
+      `telemetry-storage bench: ${HOSTS} hosts x ${MINUTES} min at 1 s, counter noise ${NOISE}, batches of ${BATCH_S} s, ` +
         `compaction every ${COMPACT_EVERY_S} s (simulated)`,
     );
     let storeMs = 0;
