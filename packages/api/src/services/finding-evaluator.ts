@@ -24,8 +24,13 @@ import { evaluateHost } from "./finding-evaluation";
  * failed or slow ingest.
  */
 
-/** Evaluations running at once per console process (pooled connections they may hold). */
-export const EVALUATION_CONCURRENCY = 2;
+/**
+ * Evaluations running at once per console process (pooled connections they may hold). One: an
+ * evaluation is mostly CPU in the console's event loop (parsing a minute of samples, diagnose(),
+ * ~7 ms measured) plus PostgreSQL reading them on the same 2-core machine; a second one at once
+ * only took more of both from ingest when 1,000 agents kept the evaluator busy all the time.
+ */
+export const EVALUATION_CONCURRENCY = 1;
 
 /**
  * Minimum time between the starts of two evaluations of one host, ms. Evaluation is CPU work in the
