@@ -45,7 +45,7 @@ const MAX_FUTURE_MS = 60_000;
 const LIMITS: CompactionLimits = {
   retentionMinutes: RETENTION_MIN,
   rollupDays: 30,
-  hotWindowS: 130,
+  hotWindowS: 90, // EVALUATION_WINDOW_S (60) + 30
   maxMinutesPerRun: 2_000,
   minutesPerTransaction: 20,
   pruneLimit: 20_000,

@@ -1,5 +1,6 @@
 import { runCompaction, type CompactionRun, type Db } from "@tide/db";
 import { ingestEnv } from "../env";
+import { EVALUATION_WINDOW_S } from "./finding-evaluation";
 
 /**
  * The telemetry compactor: keeps observation storage small and bounded (issue 16), in the
@@ -26,15 +27,17 @@ import { ingestEnv } from "../env";
  */
 
 /**
- * Seconds of samples left raw at least: the finding evaluator's window (EVALUATION_WINDOW_S, 120 s
- * in finding-evaluation.ts, back from the host's newest sample) plus 10 s for batches in flight, so
- * evaluation reads raw rows only (it reads chunks too, correctly but with more CPU, for a host whose
- * newest sample is older). The raw tier is ~2,500 bytes a sample, so these seconds are most of the
- * 1 s tier's size: with whole minutes and a run every 15 s, a host keeps 130 to 205 s raw.
+ * Seconds of samples left raw at least: the finding evaluator's window (EVALUATION_WINDOW_S, back
+ * from the host's newest sample) plus 30 s for how far that sample may trail the clock (agents
+ * batch up to 10 s when a console serves many, ingest-pacing.ts; evaluation runs at most every 5 s
+ * per host and may lag), so evaluation reads raw rows only (it reads chunks too, correctly but with
+ * more CPU, for a host whose newest sample is older). The raw tier is ~3 kB a sample on disk
+ * against ~150 bytes in a chunk, so these seconds are most of the 1 s tier's size: with whole
+ * minutes and a run every 15 s, a host keeps hot + 0 to 75 s raw.
  */
-export const COMPACT_HOT_WINDOW_S = 130;
+export const COMPACT_HOT_WINDOW_S = EVALUATION_WINDOW_S + 30;
 
-/** Pause between runs, ms: a host's minute is compacted 130 to 145 s after it ended. */
+/** Pause between runs, ms: a host's minute is compacted hot to hot + 15 s after it ended. */
 export const COMPACT_INTERVAL_MS = 15_000;
 
 /**
