@@ -427,7 +427,7 @@ async function main() {
         `(packing ${packRun.packedMinutes} minutes took ${(packMs / 1000).toFixed(1)} s)`,
     );
     console.log(
-      `  1 h x 1,000 hosts at 1 s ~ ${gb(per1s * 3600 * 1000)} (raw jsonb alone would be ~ ${gb(perRaw * 3600 * 1000)})`,
+      `  1 h x 1,000 hosts at 1 s ~ ${gb(per1s * 3600 * 1000)} (all of it as raw rows would be ~ ${gb(perRaw * 3600 * 1000)})`,
     );
     console.log(
       `  compaction: ${compacted.runs} runs (${compacted.skipped} skipped), ${compacted.minutes} host-minutes, ` +
