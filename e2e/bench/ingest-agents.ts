@@ -1,0 +1,501 @@
+/**
+ * The simulated agents of ingest.bench.ts, in their own process (forked by it), so the agents'
+ * work (making samples, JSON, HTTP) neither shares an event loop with what measures the console
+ * (evaluation lag from the database) nor with the console itself (`next start`, another process).
+ *
+ * Protocol (IPC): the bench sends one AgentsJob; this process answers "warm" when every agent has
+ * said hello and replayed its history, waits for "go", answers "measuring" when the measured phase
+ * starts, and "done" with
+ * the figures once every agent stopped and its last batch was answered. It is bounded in time: it
+ * exits by itself HARD_LIMIT_S after the measured phase should have ended, whatever is in flight,
+ * and the bench kills it if it does not.
+ *
+ * Each agent does what apps/agent does (agent.ts + console/console-link.ts): hello, then one sample
+ * every desired.sampleIntervalMs (1000 ms) pushed into a buffer and sent at once if no send is in
+ * flight, unless the console's last reply asked for a batch interval (batchIntervalMs): then
+ * samples wait until 90 % of that interval passed since the last send started (at the start of the
+ * measured phase, agents' last sends are spread over their interval, as in a steady state). Batches hold up to
+ * OBSERVATION_BATCH_MAX samples; /agent/desired is fetched when the reply's revision changes.
+ * Before the measured phase every agent replays history in one batch (as after a console outage).
+ */
+import {
+  OBSERVATION_BATCH_MAX,
+  type AgentObservationsIn,
+  type DataPlaneState,
+  type Observation,
+} from "@tide/contracts";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+
+/** What the bench asks of this process. */
+export interface AgentsJob {
+  baseURL: string;
+  agents: { hostname: string; token: string }[];
+  historyS: number;
+  durationS: number;
+}
+
+/** What this process tells the bench. */
+export type AgentsMessage =
+  | { type: "warm"; seconds: number }
+  | { type: "measuring"; endsAt: number }
+  | { type: "done"; stats: AgentsStats };
+
+export interface AgentsStats {
+  /** Client-side latency of each POST /agent/observations of the measured phase, ms. */
+  latencies: number[];
+  batches: number;
+  samples: number;
+  accepted: number;
+  maxBatch: number;
+  /** Largest batchIntervalMs a reply asked for, ms (0: never asked). */
+  maxBatchIntervalMs: number;
+  errors: [string, number][];
+  desiredFetches: number;
+  /** Seconds from the start of the measured phase until the agents stopped offering / were drained. */
+  offeredS: number;
+  wallS: number;
+  /** This process's event-loop delay during the measured phase, ms (high: latencies include it). */
+  loopDelayP99Ms: number;
+  /** Agents whose last batch was not answered within DRAIN_LIMIT_S after the measured phase. */
+  undrained: number;
+}
+
+const REQUEST_TIMEOUT_MS = 10_000; // as console-link.ts
+/** Part of the batch interval after which a batch is due (console-link.ts BATCH_DUE_FRACTION). */
+const BATCH_DUE_FRACTION = 0.9;
+/** After the measured phase, wait at most this for the agents' last batches, s (then report). */
+const DRAIN_LIMIT_S = 30;
+/** Exit this long after the measured phase should have ended, whatever is still in flight, s. */
+const HARD_LIMIT_S = 60;
+/** Progress line on stderr every this many seconds of the measured phase. */
+const PROGRESS_S = 10;
+
+// ---------------------------------------------------------------------------------------------------
+// Observation generator: 3 namespaces, 2 CPUs, a few listeners, probe results; absolute counters
+// that rise with time. Every 4th host has an overflowing, capped listener so diagnostics has work.
+
+const ROOT = 4026531840;
+const WEB = 4026532301;
+const DB = 4026532402;
+
+function hostProfile(i: number) {
+  return {
+    overflowPerS: i % 4 === 0 ? 3 + (i % 7) : 0,
+    squeezePerS: i % 5 === 0 ? 2 : 0,
+    base: 1000 * (i + 1),
+  };
+}
+
+function observation(hostname: string, i: number, at: Date, startedAt: string): Observation {
+  const p = hostProfile(i);
+  const t = Math.floor(at.getTime() / 1000) % 1_000_000; // seconds: counters rise with time
+  const overflows = p.overflowPerS * t;
+  const counters = (scale: number, extra: Record<string, number>) => ({
+    TcpExtListenOverflows: 0,
+    TcpExtListenDrops: 0,
+    TcpExtTCPReqQFullDoCookies: 0,
+    TcpExtTCPReqQFullDrop: 0,
+    TcpExtSyncookiesSent: 0,
+    TcpExtTCPRcvCollapsed: 0,
+    TcpExtPruneCalled: 0,
+    TcpExtTCPTimeouts: p.base + 2 * t * scale,
+    TcpExtTCPRetransFail: 0,
+    IpInReceives: p.base + 5000 * t * scale,
+    IpOutRequests: p.base + 4800 * t * scale,
+    IpFragFails: 0,
+    IcmpMsgOutType3: 0,
+    TcpActiveOpens: p.base + 50 * t * scale,
+    TcpPassiveOpens: p.base + 400 * t * scale,
+    TcpRetransSegs: p.base + 7 * t * scale,
+    TcpInSegs: p.base + 6000 * t * scale,
+    TcpOutSegs: p.base + 5900 * t * scale,
+    UdpInDatagrams: p.base + 30 * t * scale,
+    UdpOutDatagrams: p.base + 30 * t * scale,
+    ...extra,
+  });
+  const sysctls = (somaxconn: number) => ({
+    somaxconn,
+    tcpMaxSynBacklog: 4096,
+    tcpSyncookies: 1 as const,
+    tcpRmem: [4096, 131072, 6291456] as [number, number, number],
+    ipLocalPortRange: [32768, 60999] as [number, number],
+    tcpMtuProbing: 0 as const,
+  });
+  const hist = (scale: number) => [0, 3, 10, 40, 120, 300, 200, 60, 10, 2].map((b) => b * scale * (1 + t));
+  return {
+    schemaVersion: 1,
+    hostId: hostname,
+    agentVersion: "0.4.0",
+    kernelRelease: "6.12.38+deb13-amd64",
+    sampledAt: at.toISOString(),
+    namespaces: [
+      {
+        netns: { inode: ROOT, name: null, root: true },
+        pids: [1, 612, 733],
+        counters: counters(1, {}),
+        sockstat: { tcpInuse: 42, tcpOrphan: 0, tcpTw: 310, tcpAlloc: 60, tcpMemPages: 12 },
+        sysctls: sysctls(4096),
+        listeners: [
+          { address: "0.0.0.0", port: 22, recvQ: 0, sendQ: 128, requestedBacklog: null },
+          { address: "127.0.0.1", port: 9100, recvQ: 0, sendQ: 4096, requestedBacklog: 4096 },
+        ],
+        listenPorts: [
+          { port: 22, sockets: 1 },
+          { port: 9100, sockets: 1 },
+        ],
+      },
+      {
+        netns: { inode: WEB, name: "web", root: false },
+        pids: [4242, 4243, 4244],
+        counters: counters(3, { TcpExtListenOverflows: overflows, TcpExtListenDrops: overflows }),
+        sockstat: { tcpInuse: 900, tcpOrphan: 2, tcpTw: 1200, tcpAlloc: 960, tcpMemPages: 12 },
+        sysctls: sysctls(128),
+        listeners: [
+          {
+            address: "0.0.0.0",
+            port: 8080,
+            recvQ: p.overflowPerS > 0 ? 129 : 3,
+            sendQ: 128,
+            requestedBacklog: 4096,
+          },
+          { address: "0.0.0.0", port: 8443, recvQ: 0, sendQ: 128, requestedBacklog: 511 },
+        ],
+        listenPorts: [
+          { port: 8080, sockets: 1 },
+          { port: 8443, sockets: 1 },
+        ],
+      },
+      {
+        netns: { inode: DB, name: null, root: false },
+        pids: [5150],
+        counters: counters(1, {}),
+        sockstat: { tcpInuse: 120, tcpOrphan: 0, tcpTw: 15, tcpAlloc: 960, tcpMemPages: 12 },
+        sysctls: sysctls(4096),
+        listeners: [{ address: "0.0.0.0", port: 5432, recvQ: 0, sendQ: 244, requestedBacklog: 244 }],
+        listenPorts: [{ port: 5432, sockets: 1 }],
+      },
+    ],
+    cpus: [0, 1].map((cpu) => ({
+      cpu,
+      softnetProcessed: p.base + 2_000 * t,
+      softnetDropped: 0,
+      softnetTimeSqueeze: cpu === 1 ? p.squeezePerS * t : 0,
+      netRxSoftirqs: p.base + 900 * t,
+    })),
+    probes: [
+      { probe: "listen_capped", state: "on", startedAt },
+      { probe: "listen_overflow", state: "on", startedAt },
+      { probe: "connect_latency", state: "on", startedAt },
+      { probe: "net_rx_softirq", state: "on", startedAt },
+      { probe: "icmp_frag_needed", state: "off", reason: "disabled", detail: "" },
+    ],
+    probeResults: {
+      listenCapped: [
+        { netnsInode: WEB, port: 8080, pid: 4242, comm: "nginx", requested: 4096, effective: 128 },
+        { netnsInode: WEB, port: 8443, pid: 4242, comm: "nginx", requested: 511, effective: 128 },
+      ],
+      listenOverflow: p.overflowPerS > 0 ? [{ netnsInode: WEB, port: 8080, drops: overflows }] : [],
+      connectLatency: [
+        {
+          netnsInode: WEB,
+          pid: 4243,
+          comm: "php-fpm",
+          latencyUs: hist(1),
+          eaddrnotavail: 0,
+          evenPorts: 25 * t,
+          oddPorts: 25 * t,
+        },
+      ],
+      netRxSoftirq: [0, 1].map((cpu) => ({ cpu, durationUs: hist(2), intervalMaxUs: 180 + 40 * cpu })),
+      icmpFragNeeded: [],
+    },
+    paths: [],
+  } satisfies Observation;
+}
+
+const dataPlane: DataPlaneState[] = [
+  {
+    component: "redirect",
+    socket: "/run/tide/redirect.sock",
+    reachable: true,
+    error: null,
+    version: "0.4.0",
+    tableHashes: {},
+    directorCounters: null,
+    redirectCounters: null,
+  },
+];
+
+// ---------------------------------------------------------------------------------------------------
+// Simulated agent (console-link.ts semantics, without backoff subtleties: a failure waits 1 s).
+
+interface Stats {
+  latencies: number[];
+  batches: number;
+  samples: number;
+  accepted: number;
+  maxBatch: number;
+  maxBatchIntervalMs: number;
+  errors: Map<string, number>;
+  desiredFetches: number;
+}
+
+class SimAgent {
+  private buffer: Observation[] = [];
+  private sending = false;
+  private revision: number | null = null;
+  private nextAttemptAt = 0;
+  private batchIntervalMs = 0;
+  private lastSendAt = 0;
+  intervalMs = 1000;
+  readonly startedAt = new Date(Date.now() - 3_600_000).toISOString();
+  private inflight: Promise<void> = Promise.resolve();
+  stats: Stats | null = null;
+
+  constructor(
+    private readonly baseURL: string,
+    readonly hostname: string,
+    readonly index: number,
+    private readonly token: string,
+  ) {}
+
+  private async call(method: "GET" | "POST", p: string, body?: unknown): Promise<unknown> {
+    const res = await fetch(new URL(p, this.baseURL), {
+      method,
+      headers: {
+        authorization: `Bearer ${this.token}`,
+        ...(body !== undefined ? { "content-type": "application/json" } : {}),
+      },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    if (!res.ok) throw new Error(`${method} ${p}: HTTP ${res.status} ${(await res.text()).slice(0, 200)}`);
+    return res.json();
+  }
+
+  async hello(): Promise<void> {
+    const r = (await this.call("POST", "/api/v1/agent/hello", {
+      protocolVersion: 1,
+      agentVersion: "0.4.0",
+      hostname: this.hostname,
+      kernelRelease: "6.12.38+deb13-amd64",
+      roles: ["proxy"],
+      probes: [],
+      dataPlane,
+    })) as { desired: { revision: number; sampleIntervalMs: number } };
+    this.revision = r.desired.revision;
+    this.intervalMs = r.desired.sampleIntervalMs;
+  }
+
+  /** One batch of past samples (not measured), like a replay after an outage. */
+  async backfill(seconds: number, until: number): Promise<void> {
+    const observations = [];
+    for (let s = seconds; s >= 1; s--) observations.push(this.sample(new Date(until - s * 1000)));
+    const body: AgentObservationsIn = { observations, dataPlane, replayed: true };
+    const reply = (await this.call("POST", "/api/v1/agent/observations", body)) as {
+      batchIntervalMs?: number;
+    };
+    this.batchIntervalMs = reply.batchIntervalMs ?? 0;
+    this.lastSendAt = Date.now();
+  }
+
+  sample(at: Date): Observation {
+    return observation(this.hostname, this.index, at, this.startedAt);
+  }
+
+  /** Agent loop tick: queue a sample, send if nothing is in flight and no batch interval holds it. */
+  offer(at: Date): void {
+    this.buffer.push(this.sample(at));
+    const now = Date.now();
+    if (this.sending || now < this.nextAttemptAt) return;
+    if (this.batchIntervalMs > 0 && now - this.lastSendAt < this.batchIntervalMs * BATCH_DUE_FRACTION) return;
+    this.lastSendAt = now;
+    this.startFlush();
+  }
+
+  private startFlush(): void {
+    this.sending = true;
+    this.inflight = this.flush()
+      .catch((err: unknown) => {
+        const msg = (err instanceof Error ? err.message : String(err)).replace(/tide_host_\S+/g, "[token]");
+        const key = msg.slice(0, 120);
+        this.stats?.errors.set(key, (this.stats.errors.get(key) ?? 0) + 1);
+        this.nextAttemptAt = Date.now() + 1000;
+      })
+      .finally(() => {
+        this.sending = false;
+      });
+  }
+
+  /**
+   * Steady state: agents that have been sending for a while are spread over their batch interval.
+   * Without this all of them would send their first measured batch in the same second (their
+   * history went at warm-up, long enough ago), a herd the console never sees from real agents.
+   */
+  spreadOverInterval(now: number): void {
+    this.lastSendAt = now - Math.random() * this.batchIntervalMs;
+  }
+
+  get busy(): boolean {
+    return this.sending;
+  }
+
+  private async flush(): Promise<void> {
+    while (this.buffer.length > 0) {
+      const batch = this.buffer.slice(0, OBSERVATION_BATCH_MAX);
+      const body: AgentObservationsIn = { observations: batch, dataPlane, replayed: false };
+      const t0 = performance.now();
+      const reply = (await this.call("POST", "/api/v1/agent/observations", body)) as {
+        accepted: number;
+        desiredRevision: number;
+        batchIntervalMs?: number;
+      };
+      const dt = performance.now() - t0;
+      this.buffer.splice(0, batch.length);
+      this.batchIntervalMs = reply.batchIntervalMs ?? 0;
+      if (this.stats) {
+        this.stats.latencies.push(dt);
+        this.stats.batches++;
+        this.stats.samples += batch.length;
+        this.stats.accepted += reply.accepted;
+        this.stats.maxBatch = Math.max(this.stats.maxBatch, batch.length);
+        this.stats.maxBatchIntervalMs = Math.max(this.stats.maxBatchIntervalMs, this.batchIntervalMs);
+      }
+      if (reply.desiredRevision !== this.revision) {
+        const d = (await this.call("GET", "/api/v1/agent/desired")) as { revision: number };
+        this.revision = d.revision;
+        if (this.stats) this.stats.desiredFetches++;
+      }
+    }
+  }
+
+  /**
+   * Send what is still held (the agent would send it at its next due tick) and wait until every
+   * batch is answered. Errors are counted like any other batch's.
+   */
+  async drain(): Promise<void> {
+    await this.inflight;
+    if (this.buffer.length === 0) return;
+    this.startFlush();
+    await this.inflight;
+  }
+}
+
+async function pool<T>(items: T[], width: number, fn: (x: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
+/** Send a message to the bench; resolves once it has left this process. */
+function send(m: AgentsMessage): Promise<void> {
+  return new Promise((resolve) => {
+    if (!process.send) resolve();
+    else process.send(m, undefined, {}, () => resolve());
+  });
+}
+
+async function run(job: AgentsJob): Promise<void> {
+  const agents = job.agents.map((a, i) => new SimAgent(job.baseURL, a.hostname, i, a.token));
+  // Warm-up (not measured): hello and history per agent.
+  const warm0 = performance.now();
+  const until = Date.now();
+  await pool(agents, 16, async (a) => {
+    await a.hello();
+    await a.backfill(job.historyS, until);
+  });
+  await send({ type: "warm", seconds: (performance.now() - warm0) / 1000 });
+  await go; // the bench has read its "before" figures
+
+  const stats: Stats = {
+    latencies: [],
+    batches: 0,
+    samples: 0,
+    accepted: 0,
+    maxBatch: 0,
+    maxBatchIntervalMs: 0,
+    errors: new Map(),
+    desiredFetches: 0,
+  };
+  for (const a of agents) a.stats = stats;
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
+  // Measured phase: each agent samples every intervalMs, phases spread over the first interval.
+  const t0 = performance.now();
+  const end = Date.now() + job.durationS * 1000;
+  for (const a of agents) a.spreadOverInterval(Date.now());
+  setTimeout(
+    () => {
+      console.error(`bench agents: still running ${HARD_LIMIT_S} s after the measured phase; exiting`);
+      process.exit(2);
+    },
+    (job.durationS + HARD_LIMIT_S) * 1000,
+  ).unref();
+  await send({ type: "measuring", endsAt: end });
+  const progress = setInterval(() => {
+    const errors = [...stats.errors.values()].reduce((a, b) => a + b, 0);
+    console.error(
+      `bench agents: ${((performance.now() - t0) / 1000).toFixed(0)} s: ${stats.batches} batches, ${stats.samples} samples, ${errors} errors, ${agents.filter((a) => a.busy).length} agents waiting for an answer`,
+    );
+  }, PROGRESS_S * 1000);
+  await Promise.all(
+    agents.map(async (a) => {
+      await new Promise((r) => setTimeout(r, Math.random() * a.intervalMs));
+      while (Date.now() < end) {
+        const started = Date.now();
+        a.offer(new Date(started));
+        await new Promise((r) => setTimeout(r, Math.max(0, a.intervalMs - (Date.now() - started))));
+      }
+    }),
+  );
+  const offeredS = (performance.now() - t0) / 1000;
+  let drained = 0;
+  await Promise.race([
+    Promise.all(agents.map((a) => a.drain().then(() => drained++))),
+    new Promise((r) => setTimeout(r, DRAIN_LIMIT_S * 1000)),
+  ]);
+  clearInterval(progress);
+  const wallS = (performance.now() - t0) / 1000;
+  loopDelay.disable();
+  await send({
+    type: "done",
+    stats: {
+      latencies: stats.latencies,
+      batches: stats.batches,
+      samples: stats.samples,
+      accepted: stats.accepted,
+      maxBatch: stats.maxBatch,
+      maxBatchIntervalMs: stats.maxBatchIntervalMs,
+      errors: [...stats.errors],
+      desiredFetches: stats.desiredFetches,
+      offeredS,
+      wallS,
+      loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
+      undrained: agents.length - drained,
+    },
+  });
+}
+
+// One listener for the process's whole life: Node unrefs the IPC channel while nothing listens, and
+// the process would then exit with its last message (the figures) still unsent.
+let started = false;
+let goSignal: () => void = () => undefined;
+const go = new Promise<void>((r) => (goSignal = r));
+process.on("message", (m: AgentsJob | "go") => {
+  if (m === "go") {
+    goSignal();
+    return;
+  }
+  if (started) return;
+  started = true;
+  run(m).then(
+    () => process.disconnect?.(),
+    (e: unknown) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
+});
