@@ -49,7 +49,9 @@ export async function startBenchStack(o: BenchStackOptions): Promise<BenchStack>
         }
       };
       kill("SIGTERM");
-      const t = new Promise<"t">((r) => setTimeout(() => r("t"), 5000).unref());
+      // A console writing its CPU profile needs to exit on its own: give it longer.
+      const waitMs = process.env.TIDE_BENCH_CONSOLE_CPU_PROF ? 60_000 : 5000;
+      const t = new Promise<"t">((r) => setTimeout(() => r("t"), waitMs).unref());
       if ((await Promise.race([exited, t])) === "t") kill("SIGKILL");
     }
     const c = cluster;
