@@ -14,8 +14,7 @@ import { evaluateHost } from "./finding-evaluation";
  *  - debounced: at most one evaluation per host per EVALUATION_INTERVAL_MS; a batch that comes
  *    sooner waits for the rest of the interval (coalesced with the ones after it);
  *  - bounded: at most `concurrency` evaluations at once (each holds one pooled connection for its
- *    transaction), so ingest keeps the rest of the Prisma pool however far evaluation falls behind,
- *    and at most EVALUATION_DUTY of the wall time, so ingest keeps the rest of the event loop;
+ *    transaction), so ingest keeps the rest of the Prisma pool however far evaluation falls behind;
  *  - multi-process safe: each evaluation still takes the per-host advisory lock, so two console
  *    processes that both got batches of one host serialize on the same findings;
  *  - never lost: a failed evaluation is logged and the host stays dirty; it is retried on the
@@ -40,16 +39,6 @@ export const EVALUATION_CONCURRENCY = 1;
  * so a few seconds more of delay changes little.
  */
 export const EVALUATION_INTERVAL_MS = 5_000;
-
-/**
- * Largest part of the console's wall time evaluations may take, 0-1. Evaluation and ingest share
- * one event loop: at 1,000 hosts the evaluator always has a host waiting, and without a bound it
- * took about half the console's CPU (reading a minute of samples per host) while agents' batches
- * queued and timed out. After an evaluation that took d ms the next one starts no sooner than
- * d * (1 - duty) / duty ms later, so ingest keeps at least half the loop (more, since part of d is
- * waiting on PostgreSQL) and overload shows as evaluation lag, never as slow ingest.
- */
-export const EVALUATION_DUTY = 0.5;
 
 /** First retry delay of a failed evaluation when the host sends nothing; doubles up to the max. */
 const RETRY_MS = 1_000;
@@ -91,8 +80,6 @@ export interface FindingEvaluatorOptions {
   concurrency?: number;
   /** Minimum ms between the starts of two evaluations of one host (EVALUATION_INTERVAL_MS). */
   intervalMs?: number;
-  /** Largest part of wall time spent evaluating, 0-1 (EVALUATION_DUTY); 1 = no pause. */
-  duty?: number;
   /** The evaluation itself; tests replace it. */
   evaluate?: (db: Db, hostId: string) => Promise<unknown>;
   log?: (message: string, error: unknown) => void;
@@ -107,10 +94,6 @@ export class FindingEvaluator {
   private idleWaiters: (() => void)[] = [];
   private readonly concurrency: number;
   private readonly intervalMs: number;
-  private readonly duty: number;
-  /** No evaluation starts before this (ms): the pause the duty cycle asks after the last one. */
-  private pausedUntil = 0;
-  private pauseTimer: NodeJS.Timeout | null = null;
   private readonly evaluate: (db: Db, hostId: string) => Promise<unknown>;
   private readonly log: (message: string, error: unknown) => void;
   readonly stats: EvaluatorStats = { evaluations: 0, failures: 0, lagMs: [] };
@@ -121,7 +104,6 @@ export class FindingEvaluator {
   ) {
     this.concurrency = options.concurrency ?? EVALUATION_CONCURRENCY;
     this.intervalMs = options.intervalMs ?? EVALUATION_INTERVAL_MS;
-    this.duty = Math.min(1, Math.max(0.01, options.duty ?? EVALUATION_DUTY));
     this.evaluate = options.evaluate ?? evaluateHost;
     this.log = options.log ?? ((m, e) => console.error(m, e));
   }
@@ -194,9 +176,6 @@ export class FindingEvaluator {
       s.busy = s.running || this.queue.includes(hostId);
     }
     this.delayed.clear();
-    if (this.pauseTimer) clearTimeout(this.pauseTimer);
-    this.pauseTimer = null;
-    this.pausedUntil = 0;
     this.pump();
   }
 
@@ -219,15 +198,6 @@ export class FindingEvaluator {
   }
 
   private pump(): void {
-    const pause = this.pausedUntil - Date.now();
-    if (pause > 0 && this.queue.length > 0) {
-      this.pauseTimer ??= setTimeout(() => {
-        this.pauseTimer = null;
-        this.pump();
-      }, pause);
-      this.pauseTimer.unref();
-      return;
-    }
     while (this.running < this.concurrency && this.queue.length > 0) {
       const hostId = this.queue.shift()!;
       this.running++;
@@ -253,8 +223,6 @@ export class FindingEvaluator {
     } catch (e) {
       this.log(`findings evaluation of ${hostId} failed; retried on its next batch`, e);
     }
-    const took = Date.now() - s.lastStart;
-    this.pausedUntil = Math.max(this.pausedUntil, Date.now() + (took * (1 - this.duty)) / this.duty);
     this.stats.evaluations++;
     s.running = false;
     if (ok) {
