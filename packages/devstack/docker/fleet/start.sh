@@ -20,13 +20,26 @@ lab() { node --import tsx packages/lab/src/cli.ts "$@"; }
 lab_in_sync() { lab status --console "$url" --token-file "$data/lab-token" >/dev/null 2>&1; }
 
 stopping=0
+child=
 stop() {
   stopping=1
   say "stopping the lab"
+  [[ -z $child ]] || kill "$child" 2>/dev/null || :
   lab down || say "lab down failed; the namespaces go with the container"
   exit 0
 }
 trap stop TERM INT
+# Bash runs a trap only once the foreground command has finished, and a `lab status` on a busy host
+# can outlast docker's stop timeout, which then kills the lab without `lab down`. Every step runs
+# in the background and is waited for, so the signal interrupts the wait and the trap runs at once.
+step() {
+  "$@" &
+  child=$!
+  local rc=0
+  wait "$child" || rc=$?
+  child=
+  return "$rc"
+}
 
 # Docker mounts /proc/sys read-only; the lab sets sysctls in its own namespaces (ip netns exec
 # ... sysctl -w), which write through this mount. Needs SYS_ADMIN (the compose file adds it).
@@ -37,25 +50,25 @@ fi
 
 say "waiting for the console at $url"
 for ((i = 0; i < 240; i++)); do
-  if node -e "fetch('$url/api/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"; then
+  if step node -e "fetch('$url/api/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"; then
     break
   fi
-  sleep 1
+  step sleep 1
 done
 
 say "the lab's API token ($data/lab-token)"
-TIDE_DATA_DIR=$data node --import tsx packages/devstack/src/cli.ts lab:token "$url" >/dev/null
+step env TIDE_DATA_DIR="$data" node --import tsx packages/devstack/src/cli.ts lab:token "$url" >/dev/null
 
 # A container restarted by its policy keeps its files but not its namespaces: start clean.
 rm -rf "${TIDE_LAB_DIR:?}"/*
 say "bringing the lab up in console mode"
-lab up --console "$url" --token-file "$data/lab-token" --load
+step lab up --console "$url" --token-file "$data/lab-token" --load
 for ((i = 0; i < 120; i++)); do
-  if lab_in_sync; then
+  if step lab_in_sync; then
     say "the fleet is up: every lab director serves the console's table"
     break
   fi
-  sleep 0.5
+  step sleep 0.5
 done
 ((i < 120)) || say "the lab is up but its directors are not in sync yet (lab status says why)"
 

@@ -659,7 +659,7 @@ async function checkFleet(stack: Stack, token: string): Promise<void> {
       "fleet",
       "logs",
       "--no-color",
-      "--tail=20",
+      "--tail=60",
       "fleet",
     ]).output;
     assert(
