@@ -42,9 +42,11 @@ export const incidentTest: IncidentCase = {
     ) => {
       const h = await pmtuBlackhole.setup(options);
       try {
+        // The incident is in place before the target routes into it: the agent probes every 5 s,
+        // and one frag-needed that gets through caches mtu 1200 in the root namespace for 10 min.
+        await prepare(h);
         await gw.attach(h, 9000);
         await gw.routeTarget(target);
-        await prepare(h);
         const started = Date.now();
         mark(`${name}: incident in place, target ${target}`);
         // the agent's own check says blackhole: small probes answered, DF probes vanished
