@@ -22,13 +22,16 @@ export function apiEnv(): ApiEnv {
 }
 
 /**
- * Ingest settings, parsed apart from DATABASE_URL so services and tests can read them alone.
- * TIDE_OBSERVATION_RETENTION_MINUTES: minutes of observation samples kept per host (default 60:
- * an hour of one-second samples, about 3,600 rows per host; findings are evaluated over 2 minutes,
- * the rest serves the console's charts).
+ * Ingest and telemetry storage settings, parsed apart from DATABASE_URL so services and tests can
+ * read them alone (services/telemetry-compactor.ts keeps the tiers).
+ * TIDE_OBSERVATION_RETENTION_MINUTES: minutes of one-second samples kept per host (default 60; the
+ * newest ~2 minutes raw, the rest in compressed per-minute chunks, ~150 bytes a sample).
+ * TIDE_OBSERVATION_ROLLUP_DAYS: days of one-minute rollups kept per host (default 30; ~540 bytes a
+ * host-minute once packed by the hour, about 22 GiB for 1,000 hosts).
  */
 const ingestSchema = z.object({
   TIDE_OBSERVATION_RETENTION_MINUTES: z.coerce.number().int().min(5).max(10_080).default(60),
+  TIDE_OBSERVATION_ROLLUP_DAYS: z.coerce.number().int().min(1).max(3_650).default(30),
 });
 
 let ingestParsed: z.infer<typeof ingestSchema> | undefined;

@@ -28,6 +28,7 @@ import {
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { Agent } from "../agent";
 import { resolveConfig } from "../config";
+import { storedSampleTimes } from "./testing";
 
 declare module "vitest" {
   /** From packages/devstack's integration global setup: a fresh, migrated database. */
@@ -155,12 +156,7 @@ describe("agent <-> real console", () => {
     const sent = [...new Set(delivered.flatMap((b) => b.sampledAt))];
     for (let i = 1; i < sent.length; i++)
       expect(Date.parse(sent[i]!)).toBeGreaterThan(Date.parse(sent[i - 1]!));
-    const rows = await db.observationSample.findMany({
-      where: { host: { name: HOST } },
-      select: { sampledAt: true },
-      orderBy: { sampledAt: "asc" },
-    });
-    const stored = rows.map((r) => r.sampledAt.toISOString());
+    const stored = await storedSampleTimes(db, HOST);
     expect(stored).toEqual(sent);
     const gaps = stored.slice(1).map((t, i) => Date.parse(t) - Date.parse(stored[i]!));
     console.log(
@@ -221,11 +217,7 @@ describe("agent <-> real console", () => {
     } finally {
       await second.stop();
     }
-    const rows = await db.observationSample.findMany({
-      where: { host: { name: HOST_RESTART } },
-      select: { sampledAt: true },
-    });
-    const stored = new Set(rows.map((r) => r.sampledAt.toISOString()));
+    const stored = new Set(await storedSampleTimes(db, HOST_RESTART));
     expect(spooled.filter((t) => !stored.has(t))).toEqual([]);
     const res = await fetch(`${consoleUrl}/api/v1/hosts/${HOST_RESTART}`, {
       headers: { authorization: `Bearer ${apiToken}` },

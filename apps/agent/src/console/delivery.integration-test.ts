@@ -8,7 +8,7 @@ import type { Observation } from "@tide/contracts";
 import { describe, expect, it } from "vitest";
 import { HOST, sample } from "@tide/diagnostics/fixtures";
 import { ConsoleLink } from "./console-link";
-import { testHello, useConsoleDb } from "./testing";
+import { storedSampleTimes, testHello, useConsoleDb } from "./testing";
 
 const c = useConsoleDb(HOST);
 
@@ -56,11 +56,7 @@ describe("agent <-> console REST handler: refusals", () => {
         too_old: 0,
         spool_damaged: 0,
       });
-      const stored = await c.db.observationSample.findMany({
-        orderBy: { sampledAt: "asc" },
-        select: { sampledAt: true },
-      });
-      expect(stored.map((r) => r.sampledAt.toISOString())).toEqual(
+      expect(await storedSampleTimes(c.db)).toEqual(
         samples.filter((_, i) => i !== 10 && i !== 29).map((s) => s.sampledAt),
       );
       expect(logs.some((l) => l.includes(`refused the sample of ${samples[10]!.sampledAt}`))).toBe(true);

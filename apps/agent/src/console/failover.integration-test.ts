@@ -11,7 +11,7 @@ import type { AgentObservationsIn, AgentObservationsReply, Observation } from "@
 import { describe, expect, it } from "vitest";
 import { HOST, sample } from "@tide/diagnostics/fixtures";
 import { ConsoleLink } from "./console-link";
-import { testHello, useConsoleDb } from "./testing";
+import { storedSampleTimes, testHello, useConsoleDb } from "./testing";
 
 const c = useConsoleDb(HOST);
 
@@ -117,11 +117,7 @@ describe("agent with two consoles: console A stops mid-run", () => {
     for (const s of [seq(a.stored), seq(b.stored)]) expect(s).toEqual(s.map((_, i) => s[0]! + i));
     expect([...a.refused, ...b.refused]).toEqual([]); // nothing sent twice (no duplicate)
     // What both consoles stored in the one database: every sample, once.
-    const rows = await c.db.observationSample.findMany({
-      select: { sampledAt: true },
-      orderBy: { sampledAt: "asc" },
-    });
-    expect(rows.map((r) => r.sampledAt.toISOString())).toEqual(all);
+    expect(await storedSampleTimes(c.db)).toEqual(all);
     expect(link.consoleUrl).toBe(b.url);
     expect(
       logs.some((l) => l.startsWith(`console ${a.url} unreachable (`) && l.includes(`; trying ${b.url};`)),

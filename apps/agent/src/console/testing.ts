@@ -54,3 +54,21 @@ export function useConsoleDb(hostname: string): ConsoleDb {
   });
   return c;
 }
+
+/**
+ * Times of the samples the console stored (of the host named `hostname`, or of every host), oldest
+ * first, from both tiers of its 1 s store: ingest starts the telemetry compactor, which moves
+ * minutes older than ~90 s out of observation_samples into compressed chunks.
+ */
+export async function storedSampleTimes(db: Db, hostname?: string): Promise<string[]> {
+  const { samplesBetween } = await import("@tide/db");
+  const hosts = await db.host.findMany({
+    where: hostname === undefined ? {} : { name: hostname },
+    select: { id: true },
+  });
+  const times: string[] = [];
+  for (const h of hosts) {
+    for (const x of await samplesBetween(db, h.id, new Date(0))) times.push(x.sampledAt.toISOString());
+  }
+  return times.sort();
+}

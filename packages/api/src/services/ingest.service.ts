@@ -12,6 +12,7 @@ import { desiredRevisionCacheFor } from "./desired-revision-cache";
 import { findingEvaluatorFor } from "./finding-evaluator";
 import { ingestPacer, type IngestPacer } from "./ingest-pacing";
 import { recordTraffic } from "./proxy-traffic.service";
+import { telemetryCompactorFor } from "./telemetry-compactor";
 import { OBSERVATIONS_CHANNEL } from "../live/channels";
 
 export interface IngestOptions {
@@ -123,6 +124,8 @@ export async function ingestObservations(
   refused.sort((a, b) => Date.parse(a.sampledAt) - Date.parse(b.sampledAt));
   // Also for a batch of duplicates: it retries an evaluation that failed, and costs one coalesced run.
   findingEvaluatorFor(db).schedule(host.hostId);
+  // Started by the first batch a process receives; compacts and prunes every host in the background.
+  telemetryCompactorFor(db);
   if (accepted > 0) {
     await notifySamples(db, host.hostId);
     await recordTraffic(db, host, newest, input.dataPlane);

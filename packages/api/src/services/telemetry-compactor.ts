@@ -131,14 +131,18 @@ export class TelemetryCompactor {
 const compactors = new WeakMap<Db, TelemetryCompactor>();
 
 /**
- * The compactor of this process for `db`, started on first use. Ingest is meant to call it with
- * every batch, beside findingEvaluatorFor(db).schedule(), so every console process that receives
- * samples runs one (the lock lets one of them work at a time).
+ * The compactor of this process for `db`, started on first use. Ingest calls it with every batch,
+ * beside findingEvaluatorFor(db).schedule(), so every console process that receives samples runs
+ * one (the lock lets one of them work at a time).
  */
 export function telemetryCompactorFor(db: Db): TelemetryCompactor {
   let c = compactors.get(db);
   if (!c) {
-    c = new TelemetryCompactor(db, { retentionMinutes: ingestEnv().TIDE_OBSERVATION_RETENTION_MINUTES });
+    const env = ingestEnv();
+    c = new TelemetryCompactor(db, {
+      retentionMinutes: env.TIDE_OBSERVATION_RETENTION_MINUTES,
+      rollupDays: env.TIDE_OBSERVATION_ROLLUP_DAYS,
+    });
     compactors.set(db, c);
     c.start();
   }
