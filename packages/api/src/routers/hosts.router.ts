@@ -11,7 +11,9 @@ import {
   Series,
   SeriesInput,
 } from "../schemas/hosts.schema";
+import { HistoryInput, HostHistory } from "../schemas/history.schema";
 import { HostLatency, LatencyInput } from "../schemas/latency.schema";
+import { hostHistory } from "../services/host-history.service";
 import { hostLatency } from "../services/host-latency.service";
 import { counterSeries, getHost, listHosts } from "../services/host.service";
 import { setPmtuTargets } from "../services/pmtu-targets.service";
@@ -54,6 +56,19 @@ export const hostsRouter = router({
     .input(LatencyInput)
     .output(HostLatency)
     .query(({ ctx, input }) => hostLatency(ctx.db, input)),
+  history: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/hosts/{hostId}/history",
+        tags: ["hosts"],
+        summary:
+          "Counter rates per namespace over a range (range=15m|1h|24h|7d, or from and to), from the 1 s samples or the one-minute rollups",
+      },
+    })
+    .input(HistoryInput)
+    .output(HostHistory)
+    .query(({ ctx, input }) => hostHistory(ctx.db, input)),
   setPmtuTargets: operateProcedure
     .meta({
       openapi: {
