@@ -113,7 +113,16 @@ function History({ findingId }: { findingId: string }) {
 }
 
 /** One finding: what, where, the evidence, why, how to fix it, and (for operators) acknowledge. */
-export function FindingCard({ finding, hostName }: { finding: FindingItem; hostName?: string }) {
+export function FindingCard({
+  finding,
+  hostName,
+  standalone = false,
+}: {
+  finding: FindingItem;
+  hostName?: string | undefined;
+  /** On the finding's own page: no link to it. */
+  standalone?: boolean;
+}) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const canOperate = useHasScope("operate");
@@ -209,6 +218,11 @@ export function FindingCard({ finding, hostName }: { finding: FindingItem; hostN
           <span>
             first seen <TimeAgo iso={finding.firstSeenAt} />, last seen <TimeAgo iso={finding.lastSeenAt} />
           </span>
+          {!standalone && (
+            <Link href={`/findings/${finding.id}`} data-testid="finding-link">
+              evidence history
+            </Link>
+          )}
         </div>
         <p className={styles.explanation}>{finding.explanation}</p>
         <div className={styles.section}>

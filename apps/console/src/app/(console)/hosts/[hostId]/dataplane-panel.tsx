@@ -119,7 +119,8 @@ export function DataPlanePanels({ view }: { view: HostLiveUpdate }) {
             data-component={d.component}
             data-reachable={d.reachable}
           >
-            <header>
+            {/* Wraps on a phone: the socket path alone is most of 390 px. */}
+            <header className={styles.headWrap}>
               <h2 id={headingId}>{TITLES[d.component]}</h2>
               {d.reachable ? (
                 <span className={styles.on}>reachable</span>

@@ -2,6 +2,7 @@
 
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
+import { useSearchParams } from "next/navigation";
 import { useCallback } from "react";
 import { ErrorNotice } from "~/components/error-notice";
 import { TimeAgo } from "~/components/time-ago";
@@ -13,14 +14,18 @@ import { SeverityBadge } from "../../findings/severity-badge";
 import styles from "../hosts.module.css";
 import { DataPlanePanels } from "./dataplane-panel";
 import { BccTable, CpuTable, PathTable, ProbeTable } from "./host-sections";
+import { HistoryPanels } from "./history-panels";
+import { historyChoiceOf } from "./history-range";
 import { LatencyPanels } from "./latency-panels";
 import { PmtuTargetsForm } from "./pmtu-targets-form";
 import { NamespacePanel } from "./namespace-panel";
+import { RangeSelector } from "./range-selector";
 import { useHostLive } from "./use-host-live";
 
 /**
- * One host: health, live counter charts per namespace, listeners, connect() and NET_RX latency,
- * the data plane with live packet rates, CPUs, paths, probes, findings.
+ * One host: health, counter charts per namespace (live, or a range of the history chosen in the
+ * URL), listeners, connect() and NET_RX latency, the data plane with live packet rates, CPUs, paths,
+ * probes, findings.
  */
 export function HostView({ hostId }: { hostId: string }) {
   const trpc = useTRPC();
@@ -34,6 +39,7 @@ export function HostView({ hostId }: { hostId: string }) {
     void queryClient.invalidateQueries({ queryKey: trpc.hosts.latency.queryKey() });
   }, [queryClient, trpc, hostId]);
   const live = useHostLive(hostId, onSamples);
+  const choice = historyChoiceOf(useSearchParams());
 
   if (host.error) return <ErrorNotice error={host.error} />;
   if (!host.data) return <p className="muted">Loading host…</p>;
@@ -88,7 +94,11 @@ export function HostView({ hostId }: { hostId: string }) {
         </div>
       </section>
 
-      {!view ? (
+      <RangeSelector hostId={hostId} choice={choice} />
+
+      {choice.mode !== "live" ? (
+        <HistoryPanels hostId={h.id} choice={choice} />
+      ) : !view ? (
         <p className="muted">Connecting to live samples…</p>
       ) : view.namespaces.length === 0 ? (
         <p className="muted" data-testid="no-samples">

@@ -3,7 +3,7 @@ import styles from "../hosts.module.css";
 import { CounterChart } from "./counter-chart";
 import { TableScroll } from "~/components/table-scroll";
 
-function nsTitle(ns: LiveNamespace): string {
+export function nsTitle(ns: Pick<LiveNamespace, "netns">): string {
   if (ns.netns.root) return "root namespace";
   return ns.netns.name ? `namespace ${ns.netns.name}` : `namespace inode ${ns.netns.inode}`;
 }

@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { Suspense } from "react";
 import { getQueryClient, HydrateClient, trpc } from "~/trpc/server";
 import { HostView } from "./host-view";
 
@@ -9,7 +10,10 @@ export default async function HostPage({ params }: { params: Promise<{ hostId: s
   await getQueryClient().prefetchQuery(trpc.hosts.get.queryOptions({ hostId }));
   return (
     <HydrateClient>
-      <HostView hostId={hostId} />
+      {/* HostView reads the time range from the URL (useSearchParams). */}
+      <Suspense fallback={<p className="muted">Loading host…</p>}>
+        <HostView hostId={hostId} />
+      </Suspense>
     </HydrateClient>
   );
 }
