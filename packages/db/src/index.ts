@@ -15,3 +15,4 @@ export * from "./repositories/observation-chunks";
 export * from "./repositories/observation-codec";
 export * from "./repositories/observation-rollup";
 export * from "./repositories/observation-history";
+export * from "./repositories/observation-rollup-columns";

@@ -1,6 +1,6 @@
 import { newId, type NamespaceObservation, type Observation } from "@tide/contracts";
 import { createDb, storeBatch, type Db, type Prisma } from "@tide/db";
-import { namespace, sample, WEB } from "@tide/diagnostics/fixtures";
+import { namespace, ROOT, sample, WEB } from "@tide/diagnostics/fixtures";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { createHostToken } from "../auth/host-tokens.service";
 import { openApiDocument } from "../openapi";
@@ -194,6 +194,38 @@ describe("host history", () => {
       // Nothing before the host's first minute or after its last: gaps, not zeros.
       expect(s.avg.slice(0, bucketOfMinute(0)).every((v) => v === null)).toBe(true);
       expect(s.avg.slice(bucketOfMinute(40)).every((v) => v === null)).toBe(true);
+    }
+    // Two hours on, the compactor has packed the hour into one row and pruned the 1 s tier: the
+    // same minutes read the same from the packed row.
+    const later = T0 + 2 * 3_600_000 + 120_000;
+    const compactor = new TelemetryCompactor(db, {
+      retentionMinutes: RETENTION_MIN,
+      hotWindowS: 180,
+      log: () => {},
+    });
+    // (As every 15 s in a console: the last minutes rolled up before they leave the retention.)
+    expect((await compactor.runOnce(new Date(NOW + 600_000))).minutes).toBe(3);
+    const packing = await compactor.runOnce(new Date(later));
+    expect(packing.packedMinutes).toBe(39);
+    expect(await db.observationRollup.count()).toBe(1);
+    const packed = await hostHistory(db, { hostId: HOSTNAME, range: "24h" }, { ...CLOCK, now: later });
+    expect(packed.sourcePoints).toBe(39);
+    const startLater = Date.parse(packed.start);
+    // With no sample left the namespaces are named by inode (the names came from the newest sample).
+    expect(packed.namespaces.map((n) => n.key)).toEqual([`inode:${ROOT.inode}`, `inode:${WEB.inode}`]);
+    const minutesOf = (hh: HostHistory, s0: number, ns: string, c: string) => {
+      const inode = ns === "root" ? ROOT.inode : WEB.inode;
+      const x = hh.namespaces.find((n) => n.netns.inode === inode)!.series.find((y) => y.counter === c)!;
+      const at = (m: number) => (T0 + m * 60_000 - s0) / 60_000;
+      return ["min", "avg", "max", "last"].map((k) =>
+        Array.from({ length: 41 }, (_, m) => x[k as "min"][at(m)]),
+      );
+    };
+    for (const [ns, c] of [
+      ["root", "TcpExtListenDrops"],
+      ["name:web", "TcpExtTCPRcvCollapsed"],
+    ] as const) {
+      expect(minutesOf(packed, startLater, ns, c), `${ns} ${c} packed`).toEqual(minutesOf(h, start, ns, c));
     }
     // The reset minute (30) shows the reset's new value as an increase, so its max is that of the
     // steady rate: 10 + up to 12 from (t % 7) * (t % 3) per second.

@@ -1,4 +1,5 @@
 import { TideError, type NetnsRef } from "@tide/contracts";
+import { columnsOfRollups, type GaugeStat } from "@tide/db";
 import { describe, expect, it } from "vitest";
 import {
   historyGrid,
@@ -6,9 +7,10 @@ import {
   historyTier,
   planHistoryWindow,
   seriesOfRollups,
+  chartedRateSeries,
+  concatColumns,
   seriesOfSamples,
   unrolledMinutes,
-  type HistoryRollup,
   type HistorySample,
 } from "./host-history.plan";
 
@@ -174,16 +176,15 @@ describe("seriesOfSamples", () => {
   });
 });
 
-function rollup(
-  minute: number,
-  rates: Record<string, [number, number, number, number, number]>,
-  spanS = 59,
-): HistoryRollup {
+function rollup(minute: number, rates: Record<string, [number, number, number, number, number]>, spanS = 59) {
   return {
-    minute: T + minute * 60_000,
-    rollup: { spanS, rates, gauges: { [`ns/${ROOT.inode}/establishedTotal`]: [1, 1, 1, 1] } },
+    minute: new Date(T + minute * 60_000),
+    rollup: { spanS, rates, gauges: { [`ns/${ROOT.inode}/establishedTotal`]: [1, 1, 1, 1] as GaugeStat } },
   };
 }
+/** Rollups as the service hands them over: columns of the charted series (packages/db). */
+const cols = (rollups: ReturnType<typeof rollup>[]) =>
+  columnsOfRollups(rollups, chartedRateSeries(["TcpExtListenDrops", "IpFragFails"]));
 
 describe("seriesOfRollups", () => {
   const key = `ns/${ROOT.inode}/TcpExtListenDrops`;
@@ -195,7 +196,12 @@ describe("seriesOfRollups", () => {
       rollup(1, {}),
       rollup(3, { [key]: [0, 3, 1, 3, 59] }),
     ];
-    const [root] = seriesOfRollups(rollups, { start: T, stepS: 60, points: 5 }, ["TcpExtListenDrops"], known);
+    const [root] = seriesOfRollups(
+      cols(rollups),
+      { start: T, stepS: 60, points: 5 },
+      ["TcpExtListenDrops"],
+      known,
+    );
     expect(root).toMatchObject({ key: "root", netns: ROOT });
     const drops = root!.series[0]!;
     expect(drops.min).toEqual([1, 0, null, 0, null]);
@@ -211,7 +217,7 @@ describe("seriesOfRollups", () => {
       rollup(4, {}),
     ];
     const [root] = seriesOfRollups(
-      rollups,
+      cols(rollups),
       { start: T, stepS: 300, points: 1 },
       ["TcpExtListenDrops"],
       known,
@@ -219,7 +225,8 @@ describe("seriesOfRollups", () => {
     const drops = root!.series[0]!;
     expect(drops.min).toEqual([0]);
     expect(drops.max).toEqual([30]);
-    expect(drops.avg[0]).toBeCloseTo((4 * 59 + 20 * 1 + 0 * 59) / 119, 12);
+    // To the rollups' 4 significant digits: (4 * 59 + 20 * 1 + 0 * 59) / 119 = 2.1512...
+    expect(drops.avg).toEqual([2.151]);
     expect(drops.last).toEqual([0]);
   });
 
@@ -231,7 +238,7 @@ describe("seriesOfRollups", () => {
       }),
     ];
     const out = seriesOfRollups(
-      rollups,
+      cols(rollups),
       { start: T, stepS: 60, points: 1 },
       ["TcpExtListenDrops"],
       new Map<number, NetnsRef>([
@@ -242,8 +249,34 @@ describe("seriesOfRollups", () => {
     expect(out.map((n) => n.key)).toEqual(["root", "inode:77", "name:web"]);
   });
 
+  it("puts the minutes rolled up on the fly after the stored ones", () => {
+    const stored = cols([rollup(0, { [key]: [1, 1, 1, 1, 59] })]);
+    const fresh = cols([rollup(2, { [key]: [3, 3, 3, 3, 177], "ns/77/IpFragFails": [1, 1, 1, 1, 59] })]);
+    const both = concatColumns(stored, fresh);
+    expect(both.minutes).toEqual([T, T + 120_000]);
+    expect(both.rates["ns/77/IpFragFails"]).toEqual([null, [1, 1, 1, 1, 59]]);
+    const out = seriesOfRollups(both, { start: T, stepS: 60, points: 3 }, ["TcpExtListenDrops"], known);
+    expect(out.find((n) => n.key === "root")!.series[0]!.avg).toEqual([1, null, 3]);
+    // Namespace 77 is new in the fresh minute: 0 in the stored minute that has a rollup.
+    expect(out.find((n) => n.key === "inode:77")!.series[0]!.avg).toEqual([0, null, 0]);
+  });
+
+  it("picks the charted counters of every namespace, nothing else", () => {
+    const wanted = chartedRateSeries(["TcpExtListenDrops"]);
+    expect(
+      [
+        "ns/1/TcpExtListenDrops",
+        "ns/1/TcpExtListenDropsX",
+        "cpu/0/TcpExtListenDrops",
+        "ns/1/sockstat/tcpInuse",
+      ].filter(wanted),
+    ).toEqual(["ns/1/TcpExtListenDrops"]);
+  });
+
   it("is empty without rollups", () => {
-    expect(seriesOfRollups([], { start: T, stepS: 60, points: 3 }, ["TcpExtListenDrops"], known)).toEqual([]);
+    expect(
+      seriesOfRollups(cols([]), { start: T, stepS: 60, points: 3 }, ["TcpExtListenDrops"], known),
+    ).toEqual([]);
   });
 });
 

@@ -1,6 +1,6 @@
 import { netnsKey, TideError, type NetnsRef, type Observation } from "@tide/contracts";
 import { counterDelta, perSecond } from "@tide/diagnostics";
-import type { MinuteRollup } from "@tide/db";
+import { round, type RollupColumns } from "@tide/db";
 
 /**
  * A host's history as chart-ready series (issue 16), decided without I/O: which range a request
@@ -241,46 +241,75 @@ export function seriesOfSamples(
   }));
 }
 
-/** A stored one-minute rollup as the plan reads it. */
-export interface HistoryRollup {
-  minute: number;
-  rollup: Pick<MinuteRollup, "spanS" | "rates" | "gauges">;
+/** The rollups of a range as columns (packages/db rollupColumnsOfRange, columnsOfRollups). */
+export type HistoryRollupColumns = Pick<RollupColumns, "minutes" | "spanS" | "rates" | "names">;
+
+/** The charted counters' rate series names, as the rollups name them (ns/<inode>/<counter>). */
+export function chartedRateSeries(counters: readonly string[]): (name: string) => boolean {
+  const wanted = new Set(counters);
+  return (name) => {
+    const m = /^ns\/\d+\/(.+)$/.exec(name);
+    return m !== null && wanted.has(m[1]!);
+  };
 }
+
+/** `a` then `b`, whose minutes all come after `a`'s (stored rollups, then the newest rolled here). */
+export function concatColumns(a: HistoryRollupColumns, b: HistoryRollupColumns): HistoryRollupColumns {
+  const n = a.minutes.length;
+  const m = b.minutes.length;
+  const rates: HistoryRollupColumns["rates"] = {};
+  for (const name of new Set([...Object.keys(a.rates), ...Object.keys(b.rates)])) {
+    rates[name] = [
+      ...(a.rates[name] ?? new Array(n).fill(null)),
+      ...(b.rates[name] ?? new Array(m).fill(null)),
+    ];
+  }
+  return {
+    minutes: [...a.minutes, ...b.minutes],
+    spanS: [...a.spanS, ...b.spanS],
+    rates,
+    names: new Set([...a.names, ...b.names]),
+  };
+}
+
+const ZERO_RATE = [0, 0, 0, 0, 0] as const;
 
 /**
  * The rollup tier as series: per bucket, the min of the minutes' minimum rates, the max of their
- * maxima, their averages weighted by the seconds each covered, and the last minute's last rate.
- * The rollups leave out series whose rates were all zero: in a minute that has a rollup, an absent
- * counter of a namespace the range has seen is 0; a minute without a rollup is a gap. Namespaces
- * are named from `known` (inode -> the netns a recent sample reports), else by inode.
+ * maxima, their averages weighted by the seconds each covered (to the rollups' RATE_DIGITS), and
+ * the last minute's last rate. The rollups leave out series whose rates were all zero: in a minute
+ * that has a rollup, an absent counter of a namespace the range has seen is 0; a minute without a
+ * rollup is a gap. Namespaces are named from `known` (inode -> the netns a recent sample reports),
+ * else by inode.
  */
 export function seriesOfRollups(
-  rollups: readonly HistoryRollup[],
+  cols: HistoryRollupColumns,
   grid: HistoryGrid,
   counters: readonly string[],
   known: ReadonlyMap<number, NetnsRef>,
 ): NamespaceHistory[] {
   const inodes = new Set<number>();
-  for (const r of rollups) {
-    for (const k of [...Object.keys(r.rollup.rates), ...Object.keys(r.rollup.gauges)]) {
-      const m = /^ns\/(\d+)\//.exec(k);
-      if (m) inodes.add(Number(m[1]));
-    }
+  for (const k of cols.names) {
+    const m = /^ns\/(\d+)\//.exec(k);
+    if (m) inodes.add(Number(m[1]));
   }
-  const sorted = [...rollups].sort((a, b) => a.minute - b.minute);
+  const buckets = cols.minutes.map((t) => bucketOf(grid, t));
   const out: NamespaceHistory[] = [];
   for (const inode of [...inodes].sort((a, b) => a - b)) {
     const netns = known.get(inode) ?? { inode, name: null, root: false };
     const series = counters.map((c) => {
+      const col = cols.rates[`ns/${inode}/${c}`];
       const accs: (Acc | undefined)[] = new Array(grid.points);
-      for (const r of sorted) {
-        const i = bucketOf(grid, r.minute);
-        if (i < 0 || i >= grid.points) continue;
-        const [min, max, avg, last] = r.rollup.rates[`ns/${inode}/${c}`] ?? [0, 0, 0, 0];
+      buckets.forEach((b, i) => {
+        if (b < 0 || b >= grid.points) return;
+        const [min, max, avg, last] = col?.[i] ?? ZERO_RATE;
         // A minute of one sample has no rate pair (spanS 0): it still says "present", weight 1 s.
-        accs[i] = add(accs[i], min, max, avg, last, r.rollup.spanS > 0 ? r.rollup.spanS : 1);
-      }
-      return seriesOfAccs(c, accs);
+        const span = cols.spanS[i]!;
+        accs[b] = add(accs[b], min, max, avg, last, span > 0 ? span : 1);
+      });
+      const s = seriesOfAccs(c, accs);
+      s.avg = s.avg.map((v) => (v === null ? null : round(v)));
+      return s;
     });
     out.push({ key: netnsKey(netns), netns, series });
   }

@@ -1,17 +1,19 @@
 import type { NetnsRef, Observation } from "@tide/contracts";
 import {
+  columnsOfRollups,
   latestSample,
+  rollupColumnsOfRange,
   rollupMinute,
-  rollupsBetween,
   samplesBetween,
   type Db,
   type JsonValue,
-  type MinuteRollup,
 } from "@tide/db";
 import { ingestEnv } from "../env";
 import { LIVE_COUNTERS } from "../live/host-live";
 import type { HostHistory } from "../schemas/history.schema";
 import {
+  chartedRateSeries,
+  concatColumns,
   historyGrid,
   historyLabel,
   historyTier,
@@ -27,7 +29,7 @@ import { COMPACT_HOT_WINDOW_S, COMPACT_INTERVAL_MS } from "./telemetry-compactor
 
 /**
  * A host's history over a range (issue 16): the plan decides the window, tier and grid; this reads
- * the tier (packages/db: samplesBetween over raw rows and chunks, rollupsBetween) and returns the
+ * the tier (packages/db: samplesBetween over raw rows and chunks, rollupColumnsOfRange) and returns the
  * chart series. Nothing is written.
  */
 
@@ -79,37 +81,33 @@ export async function hostHistory(
     sourcePoints = samples.filter((s) => s.at >= window.from).length;
     namespaces = seriesOfSamples(samples, grid, LIVE_COUNTERS);
   } else {
+    const wanted = chartedRateSeries(LIVE_COUNTERS);
     const [stored, latest] = await Promise.all([
-      rollupsBetween(db, host.id, from, to),
+      rollupColumnsOfRange(db, host.id, from, to, wanted),
       latestSample(db, host.id),
     ]);
     // The newest minutes are still raw: roll them up here as the compactor will, so a day's chart
-    // reaches now. Only minutes after the newest stored rollup, within UNROLLED_MS of now.
-    const newestRolled = stored.length > 0 ? stored[stored.length - 1]!.minute.getTime() + 60_000 : -Infinity;
-    const recentFrom = Math.max(window.from, newestRolled, clock.now - UNROLLED_MS);
+    // reaches now. Only whole minutes after the newest stored rollup, within UNROLLED_MS of now.
+    const newestRolled =
+      stored.minutes.length > 0 ? stored.minutes[stored.minutes.length - 1]! + 60_000 : -Infinity;
+    const recentFrom = Math.max(
+      window.from,
+      newestRolled,
+      Math.ceil((clock.now - UNROLLED_MS) / 60_000) * 60_000,
+    );
     const recent = recentFrom < window.to ? await samplesBetween(db, host.id, new Date(recentFrom), to) : [];
-    const rows: { minute: Date; rollup: MinuteRollup }[] = [...stored];
-    const rolled = new Set(stored.map((r) => r.minute.getTime()));
-    for (const [minute, samples] of unrolledMinutes(recent, rolled)) {
-      rows.push({
-        minute: new Date(minute),
-        rollup: rollupMinute(
-          samples.map((s) => ({ sampledAt: s.sampledAt, payload: s.payload as JsonValue })),
-        ),
-      });
-    }
+    const fresh = [...unrolledMinutes(recent, new Set(stored.minutes))].map(([minute, samples]) => ({
+      minute: new Date(minute),
+      rollup: rollupMinute(samples.map((s) => ({ sampledAt: s.sampledAt, payload: s.payload as JsonValue }))),
+    }));
+    const cols = concatColumns(stored, columnsOfRollups(fresh, wanted));
     // Rollups name namespaces by inode; the newest sample gives the names the live view shows.
     const known = new Map<number, NetnsRef>();
     for (const ns of (latest?.payload as unknown as Observation | undefined)?.namespaces ?? []) {
       known.set(ns.netns.inode, ns.netns);
     }
-    sourcePoints = rows.length;
-    namespaces = seriesOfRollups(
-      rows.map((r) => ({ minute: r.minute.getTime(), rollup: r.rollup })),
-      grid,
-      LIVE_COUNTERS,
-      known,
-    );
+    sourcePoints = cols.minutes.length;
+    namespaces = seriesOfRollups(cols, grid, LIVE_COUNTERS, known);
   }
   return {
     hostId: host.id,
