@@ -7,17 +7,10 @@ import { useTRPC } from "~/trpc/react";
 import type { RouterOutputs } from "~/trpc/types";
 import styles from "../hosts.module.css";
 import { HistoryChart } from "./history-chart";
-import type { HistoryChoice } from "./history-range";
+import { historyInput, type HistoryChoice } from "./history-range";
 import { nsTitle } from "./namespace-panel";
 
 export type HostHistory = RouterOutputs["hosts"]["history"];
-
-/** The API's query for a (non-live) choice. */
-export function historyInput(hostId: string, choice: Exclude<HistoryChoice, { mode: "live" }>) {
-  return choice.mode === "range"
-    ? { hostId, range: choice.range }
-    : { hostId, from: choice.from, to: choice.to };
-}
 
 /** How a chart says what it draws: the tier and resolution, and the band when there is one. */
 export function tierText(h: HostHistory): { band: boolean; text: string } {

@@ -30,6 +30,13 @@ export function historyChoiceOf(params: Params): HistoryChoice {
   return { mode: "live" };
 }
 
+/** The history API's input for a (non-live) choice; the host page and its server prefetch share it. */
+export function historyInput(hostId: string, choice: Exclude<HistoryChoice, { mode: "live" }>) {
+  return choice.mode === "range"
+    ? { hostId, range: choice.range }
+    : { hostId, from: choice.from, to: choice.to };
+}
+
 /** The query string of a choice (without "?"); "" for live. */
 export function historyQuery(choice: HistoryChoice): string {
   if (choice.mode === "live") return "";

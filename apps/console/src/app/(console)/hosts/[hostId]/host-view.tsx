@@ -97,7 +97,7 @@ export function HostView({ hostId }: { hostId: string }) {
       <RangeSelector hostId={hostId} choice={choice} />
 
       {choice.mode !== "live" ? (
-        <HistoryPanels hostId={h.id} choice={choice} />
+        <HistoryPanels hostId={hostId} choice={choice} />
       ) : !view ? (
         <p className="muted">Connecting to live samples…</p>
       ) : view.namespaces.length === 0 ? (
