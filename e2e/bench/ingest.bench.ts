@@ -41,7 +41,6 @@ const AGENTS = Number(process.env.TIDE_BENCH_INGEST_AGENTS ?? 200);
 const DURATION_S = Number(process.env.TIDE_BENCH_INGEST_SECONDS ?? 60);
 /** History each agent replays before the measured phase, s (at least diagnostics' 60 s window). */
 const HISTORY_S = Number(process.env.TIDE_BENCH_INGEST_HISTORY_S ?? 120);
-const RETENTION_MIN = 60; // TIDE_OBSERVATION_RETENTION_MINUTES default
 const LAG_POLL_MS = 2_000;
 const BENCH_CONSOLE_DIR = process.env.TIDE_BENCH_CONSOLE_DIR ?? CONSOLE_DIR;
 
@@ -55,11 +54,18 @@ const pct = (sorted: number[], q: number) =>
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 const gb = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
 
+/**
+ * Database size and the 1 s tier's samples: raw rows plus the samples in compacted chunks (the
+ * console's compactor moves minutes older than ~90 s out of observation_samples while the bench
+ * runs); `tbl` is the three telemetry tables with their indexes.
+ */
 async function dbFigures(client: pg.Client) {
   const r = await client.query<{ db: string; tbl: string; rows: string }>(
     `SELECT pg_database_size(current_database())::text AS db,
-            pg_total_relation_size('observation_samples')::text AS tbl,
-            (SELECT count(*) FROM observation_samples)::text AS rows`,
+            (pg_total_relation_size('observation_samples') + pg_total_relation_size('observation_chunks')
+              + pg_total_relation_size('observation_rollups'))::text AS tbl,
+            ((SELECT count(*) FROM observation_samples)
+              + (SELECT coalesce(sum(cardinality(offsets_ms)), 0) FROM observation_chunks))::text AS rows`,
   );
   const row = r.rows[0]!;
   return { db: Number(row.db), tbl: Number(row.tbl), rows: Number(row.rows) };
@@ -221,7 +227,6 @@ async function main() {
     const dTbl = after.tbl - before.tbl;
     const perRow = dRows > 0 ? dTbl / dRows : NaN;
     const rowsPerHour = dRows * (3600 / wallS);
-    const steadyRows = AGENTS * RETENTION_MIN * 60;
     console.log(
       `bench: console ingest, ${AGENTS} agents x 1 sample/s, ${DURATION_S} s real time (not compressed)`,
     );
@@ -253,13 +258,10 @@ async function main() {
     );
     console.log(`  findings: ${findings.rows.map((r) => `${r.status} ${r.n}`).join(", ") || "none"}`);
     console.log(
-      `  observation_samples: ${before.rows} -> ${after.rows} rows (+${dRows}); table+indexes ${mb(before.tbl)} -> ${mb(after.tbl)} (+${mb(dTbl)}, ${perRow.toFixed(0)} B/sample)`,
+      `  telemetry tables (raw samples, chunks, rollups): ${before.rows} -> ${after.rows} samples (+${dRows}); with indexes ${mb(before.tbl)} -> ${mb(after.tbl)} (+${mb(dTbl)}, ${perRow.toFixed(0)} B/sample while most are still raw)`,
     );
     console.log(
-      `  pg_database_size: ${mb(before.db)} -> ${mb(after.db)} (+${mb(dDb)}) => ~${gb(dDb * (3600 / wallS))}/hour extrapolated (${(rowsPerHour / 1e6).toFixed(2)} M samples/hour)`,
-    );
-    console.log(
-      `  retention ${RETENTION_MIN} min: growth stops after the first hour at ~${(steadyRows / 1000).toFixed(0)} k rows, ~${gb(steadyRows * perRow)} of samples (prune deletes leave dead tuples that autovacuum must reclaim)`,
+      `  pg_database_size: ${mb(before.db)} -> ${mb(after.db)} (+${mb(dDb)}) => ~${gb(dDb * (3600 / wallS))}/hour extrapolated (${(rowsPerHour / 1e6).toFixed(2)} M samples/hour); bytes per sample once compacted: bench/telemetry-storage.bench.ts`,
     );
   } finally {
     if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
