@@ -1,15 +1,6 @@
 import type { LivePoint } from "@tide/api";
 import styles from "../hosts.module.css";
-
-const WIDTH = 220;
-const HEIGHT = 44;
-const PAD = 2;
-
-function formatRate(v: number | null): string {
-  if (v === null) return "—";
-  if (v === 0) return "0/s";
-  return v >= 100 ? `${Math.round(v)}/s` : `${v.toFixed(1)}/s`;
-}
+import { CHART_HEIGHT as HEIGHT, CHART_PAD as PAD, CHART_WIDTH as WIDTH, formatRate } from "./chart-scale";
 
 /**
  * The counter's rate over the points' whole span (increase / seconds, gaps left out) and that span:

@@ -1,18 +1,9 @@
 import type { RouterOutputs } from "~/trpc/types";
 import styles from "../hosts.module.css";
+import { CHART_HEIGHT as HEIGHT, CHART_PAD as PAD, CHART_WIDTH as WIDTH, formatRate } from "./chart-scale";
 import { historyPaths } from "./history-chart-path";
 
 type CounterHistory = RouterOutputs["hosts"]["history"]["namespaces"][number]["series"][number];
-
-const WIDTH = 220;
-const HEIGHT = 44;
-const PAD = 2;
-
-function formatRate(v: number | null): string {
-  if (v === null) return "—";
-  if (v === 0) return "0/s";
-  return v >= 100 ? `${Math.round(v)}/s` : `${v.toFixed(1)}/s`;
-}
 
 /**
  * One counter's rate over a range: the average as a line, and (when a bucket holds several rates:
