@@ -1,8 +1,20 @@
 /**
  * Wire lines as the data plane's helpers really printed them, for the tests of both ends: the
- * contract's schemas (probes-wire, nsdiag-wire) and the agent code that reads them. Test-only:
- * `@tide/contracts/testing`, never imported by production code.
+ * contract's schemas (probes-wire, nsdiag-wire) and the agent code that reads them; and the hello
+ * of a simulated agent. Test-only: `@tide/contracts/testing`, never imported by production code.
  */
+import type { AgentHello } from "./agent-protocol";
+
+/** The hello of a simulated agent on `hostname`: protocol 1, a proxy, no probes, no data plane. */
+export const testHello = (hostname: string): AgentHello => ({
+  protocolVersion: 1,
+  agentVersion: "0.1.0",
+  hostname,
+  kernelRelease: null,
+  roles: ["proxy"],
+  probes: [],
+  dataPlane: [],
+});
 
 /** tide-probes' latency bucket lower bounds, µs (what its hello's bucket_lo_us lists). */
 export const PROBES_BUCKET_LO_US = [

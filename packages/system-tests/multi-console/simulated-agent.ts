@@ -5,7 +5,8 @@
  * each dated one second after the one before, starting in the recent past (inside the console's
  * retention) so a run of a minute covers several evaluation windows.
  */
-import type { AgentHello, Observation } from "@tide/contracts";
+import type { Observation } from "@tide/contracts";
+import { testHello } from "@tide/contracts/testing";
 import { ConsoleLink } from "@tide/agent";
 import { namespace, sample, WEB } from "@tide/diagnostics/fixtures";
 
@@ -21,19 +22,6 @@ export interface FleetClock {
   readonly startMs: number;
   /** Whether the hosts that overflow do so now (the condition clears when this turns false). */
   overflowing: boolean;
-}
-
-/** The hello of a simulated proxy host: protocol 1, no probes, no data plane. */
-function hello(hostname: string): AgentHello {
-  return {
-    protocolVersion: 1,
-    agentVersion: "0.1.0",
-    hostname,
-    kernelRelease: null,
-    roles: ["proxy"],
-    probes: [],
-    dataPlane: [],
-  };
 }
 
 /**
@@ -81,7 +69,7 @@ export class SimulatedAgent {
       consoleUrls,
       token,
       bufferCapacity: 10_000,
-      hello: () => hello(hostname),
+      hello: () => testHello(hostname),
       log: (line) => this.logs.push(line),
       onDesired: () => Promise.resolve(),
       onDelivered: (batch) => this.delivered.push(...batch.sampledAt),

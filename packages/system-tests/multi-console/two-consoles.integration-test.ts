@@ -18,6 +18,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import type { AgentObservationsIn, Observation } from "@tide/contracts";
+import { testHello } from "@tide/contracts/testing";
 import { countSamples, createDb, samplesBetween, type Db } from "@tide/db";
 import {
   CONSOLE_DIR,
@@ -80,16 +81,7 @@ async function post(consoleUrl: string, route: string, token: string, body: unkn
 /** A host token, and the host's hello to each console (as the agent's first call). */
 async function registerHost(hostname: string, consoleUrls: readonly string[]): Promise<string> {
   const { token } = await api.hostTokens.create({ hostname });
-  for (const url of consoleUrls)
-    await post(url, "/agent/hello", token, {
-      protocolVersion: 1,
-      agentVersion: "0.1.0",
-      hostname,
-      kernelRelease: null,
-      roles: ["proxy"],
-      probes: [],
-      dataPlane: [],
-    });
+  for (const url of consoleUrls) await post(url, "/agent/hello", token, testHello(hostname));
   return token;
 }
 

@@ -2,21 +2,11 @@
  * Helpers of the console link's tests (not shipped: only *.test.ts and *.integration-test.ts import
  * this file).
  */
-import type { AgentHello } from "@tide/contracts";
 import type { Db } from "@tide/db";
 import type { ApiFixtures } from "@tide/devstack";
 import { afterAll, beforeAll, inject } from "vitest";
 
-/** The hello of an agent on `hostname`: protocol 1, a proxy, no probes. */
-export const testHello = (hostname: string): AgentHello => ({
-  protocolVersion: 1,
-  agentVersion: "0.1.0",
-  hostname,
-  kernelRelease: null,
-  roles: ["proxy"],
-  probes: [],
-  dataPlane: [],
-});
+export { testHello } from "@tide/contracts/testing";
 
 /** packages/api's in-process REST call (src/testing/fixtures.ts). */
 export type RestCall = (
