@@ -34,6 +34,7 @@ import { chromiumLaunchOptions } from "../playwright.config";
 import { dataPlane, observation } from "../support/host-samples";
 import { ADMIN_EMAIL } from "../support/stack";
 import { startBenchStack } from "./bench-stack";
+import { rng } from "./seeded-random";
 
 const RUNS = Number(process.env.TIDE_BENCH_HISTORY_RUNS ?? 30);
 const LOADS = Number(process.env.TIDE_BENCH_HISTORY_LOADS ?? 5);
@@ -72,16 +73,6 @@ const COUNTERS = [
   "TcpRetransSegs",
   "TcpInSegs",
 ];
-
-function rng(seed: number) {
-  let x = seed * 2654435761 + 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return ((x >>> 0) % 1_000_000) / 1_000_000;
-  };
-}
 
 /** A minute's rollup: each counter's rate follows a daily cycle with noise; a few are quiet. */
 function syntheticRollup(minute: number, random: () => number): MinuteRollup {

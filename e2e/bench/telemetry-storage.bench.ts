@@ -26,6 +26,7 @@ import { newId, type Observation } from "@tide/contracts";
 import { createDb, runCompaction, storeBatch, type CompactionLimits, type Db, type Prisma } from "@tide/db";
 import { migrate, startTempCluster, type TempCluster } from "@tide/devstack";
 import { refuseRemoteDatabase } from "../support/stack";
+import { rng } from "./seeded-random";
 
 const HOSTS = Number(process.env.TIDE_BENCH_STORAGE_HOSTS ?? 50);
 const MINUTES = Number(process.env.TIDE_BENCH_STORAGE_MINUTES ?? 60);
@@ -55,16 +56,6 @@ const LIMITS: CompactionLimits = {
 // ---------------------------------------------------------------------------------------------------
 // Sample generator: deterministic per host (xorshift), absolute counters that rise by a random
 // amount around their rate each second, gauges that wander, histograms that fill.
-
-function rng(seed: number) {
-  let x = seed * 2654435761 + 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return ((x >>> 0) % 1_000_000) / 1_000_000;
-  };
-}
 
 const NS = [
   { inode: 4026531840, name: null, root: true, scale: 1 },
