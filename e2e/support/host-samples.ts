@@ -23,6 +23,9 @@ export interface Sampling {
 /** One realistic Observation: root namespace plus "web" whose nginx listener is capped at 128. */
 export function observation(s: Sampling) {
   const listenOverflows = s.overflowPerS * s.t;
+  // One probe start for the host (an hour before its first sample): rules only trust a probe's
+  // counts between samples that name the same start, so it must not move with the wall clock.
+  const probesStartedAt = new Date(s.at.getTime() - s.t * 1000 - 3_600_000).toISOString();
   const counters = (extra: Record<string, number>) => ({
     TcpExtListenDrops: 0,
     TcpExtTCPReqQFullDoCookies: 0,
@@ -79,8 +82,8 @@ export function observation(s: Sampling) {
       netRxSoftirqs: 50_000 + 900 * s.t,
     })),
     probes: [
-      { probe: "listen_capped", state: "on", startedAt: new Date(Date.now() - 3_600_000).toISOString() },
-      { probe: "listen_overflow", state: "on", startedAt: new Date(Date.now() - 3_600_000).toISOString() },
+      { probe: "listen_capped", state: "on", startedAt: probesStartedAt },
+      { probe: "listen_overflow", state: "on", startedAt: probesStartedAt },
       { probe: "connect_latency", state: "off", reason: "disabled", detail: "probes.connect_latency=false" },
       { probe: "net_rx_softirq", state: "off", reason: "btf_missing", detail: "no /sys/kernel/btf/vmlinux" },
       { probe: "icmp_frag_needed", state: "off", reason: "disabled", detail: "" },
