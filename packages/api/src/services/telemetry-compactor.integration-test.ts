@@ -3,6 +3,7 @@ import {
   COMPACTOR_LOCK_KEY,
   countSamples,
   createDb,
+  encodeChunk,
   evaluationWindow,
   latestSample,
   observationHistory,
@@ -120,6 +121,18 @@ function storeBatchWith(client: Db, hostId: string, ts: readonly number[], now: 
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 const rawCount = (hostId: string) => db.observationSample.count({ where: { hostId } });
 const chunkCount = (hostId: string) => db.observationChunk.count({ where: { hostId } });
+
+/** Resolves once some backend of this database waits for a lock (polls pg_stat_activity). */
+async function waitForLockWait(): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const [w] = await db.$queryRaw<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+    if ((w?.n ?? 0) > 0) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error("no backend started waiting for a lock within 5 s");
+}
 
 /** A compactor that keeps 180 s raw (the arithmetic below counts on it, not on the default). */
 function compactor(options: Partial<ConstructorParameters<typeof TelemetryCompactor>[1]> = {}) {
@@ -249,6 +262,35 @@ describe("telemetry compactor", () => {
     expect(m0?.samples).toBe(60);
     // And the replay after the merge is still a duplicate.
     expect((await store(host, [30, 31], now)).accepted).toBe(0);
+  });
+
+  it("calls a replay a duplicate when it lands while its minute is being compacted", async () => {
+    const host = await makeHost();
+    const now = new Date(T0 + 400_000);
+    await store(host, range(0, 60), now);
+    const minute = new Date(T0);
+    const samples = range(0, 60).map((t) => ({
+      sampledAt: at(t),
+      payload: sample(t) as unknown as JsonValue,
+    }));
+    let replay: ReturnType<typeof store> | null = null;
+    await db.$transaction(async (tx) => {
+      // What compactMinutes does for minute 0, paused between its writes and its commit.
+      await tx.$executeRaw`
+        INSERT INTO observation_chunks (host_id, minute, offsets_ms, last_at, data)
+        VALUES (${host}, ${minute.toISOString()}::timestamptz,
+                ${samples.map((x) => x.sampledAt.getTime() - T0)}::int[],
+                ${at(59).toISOString()}::timestamptz, ${encodeChunk(minute, samples)})`;
+      await tx.$executeRaw`DELETE FROM observation_samples WHERE host_id = ${host}`;
+      // The agent's retry of the same batch arrives now: its INSERT waits on the deleted rows'
+      // unique keys, with a snapshot from before the chunk.
+      replay = store(host, range(0, 60), now);
+      await waitForLockWait();
+    });
+    const r = await replay!;
+    expect(r.accepted).toBe(0);
+    expect(await rawCount(host)).toBe(0);
+    expect(await countSamples(db, host)).toBe(60);
   });
 
   it("keeps each tier for its retention and no longer", async () => {

@@ -25,9 +25,11 @@ import {
  * not at all.
  *
  * Ingest never waits for the compactor, with one exception: a replayed sample of the very instant
- * of a raw row the running transaction is deleting waits for its commit (the unique index), a few
- * ms, and is then stored raw again although its minute's chunk has it; the next run's union by
- * sampledAt drops the copy, so storage stays free of duplicates (ingest counts it accepted).
+ * of a raw row the running transaction is deleting waits for its commit (the unique index) and is
+ * then stored raw again, since its statement's snapshot predates the chunk. Ingest re-checks the
+ * samples it stored that are older than MIN_HOT_WINDOW_MS in a second statement (a new snapshot)
+ * and deletes those the chunk already holds, so the reply calls them duplicates; a copy that slips
+ * through even so is dropped by the next run's union by sampledAt.
  */
 
 type Tx = Prisma.TransactionClient | Db;
@@ -40,6 +42,13 @@ type Tx = Prisma.TransactionClient | Db;
 export const COMPACTOR_LOCK_KEY = 0x74696465636f6d70n;
 
 const MINUTE_MS = 60_000;
+
+/**
+ * The compactor never moves a minute that ended less than this before its clock (runCompaction
+ * raises a smaller hotWindowS to it), so ingest need only re-check older samples for a compacted
+ * copy (storeBatch) and a batch of fresh samples costs one statement.
+ */
+export const MIN_HOT_WINDOW_MS = 60_000;
 const HOUR_MS = 3_600_000;
 
 /**
@@ -315,7 +324,7 @@ export interface CompactionLimits {
   retentionMinutes: number;
   /** Days of rollups kept. */
   rollupDays: number;
-  /** Seconds before `now` whose samples stay raw. */
+  /** Seconds before `now` whose samples stay raw (at least MIN_HOT_WINDOW_MS). */
   hotWindowS: number;
   maxMinutesPerRun: number;
   minutesPerTransaction: number;
@@ -361,7 +370,8 @@ export async function runCompaction(db: Db, now: Date, limits: CompactionLimits)
   };
   const retentionStart = new Date(now.getTime() - limits.retentionMinutes * 60_000);
   // Minutes that ended at least hotWindowS ago start before this boundary.
-  const before = minuteOf(new Date(now.getTime() - limits.hotWindowS * 1000));
+  const hotMs = Math.max(limits.hotWindowS * 1000, MIN_HOT_WINDOW_MS);
+  const before = minuteOf(new Date(now.getTime() - hotMs));
   let attempts = 0;
   while (run.minutes < limits.maxMinutesPerRun && attempts++ < limits.maxMinutesPerRun) {
     const candidates = await compactionCandidates(

@@ -1,6 +1,6 @@
 import type { Prisma } from "@prisma/client";
 import type { Db } from "../client";
-import { samplesOfChunks } from "./observation-chunks";
+import { MIN_HOT_WINDOW_MS, samplesOfChunks } from "./observation-chunks";
 import { minuteOf } from "./observation-codec";
 
 /**
@@ -164,6 +164,9 @@ export interface StoreClock {
  * window ends at the batch's newest sample (callers storing fixture samples at fixed dates); the
  * host's stored samples never move it.
  *
+ * Samples older than half of MIN_HOT_WINDOW_MS (replays) cost a second statement that drops any
+ * stored while the compactor was moving their minute.
+ *
  * Returns how many were stored, the ids of those stored, and how many were pruned.
  */
 export async function storeBatch(
@@ -213,7 +216,29 @@ export async function storeBatch(
     SELECT (SELECT array_agg(id) FROM ins) AS stored,
            (SELECT count(*) FROM del)::int AS pruned,
            (SELECT count(*) FROM upd)::int AS hosts`;
-  const storedIds = r?.stored ?? [];
+  let storedIds = r?.stored ?? [];
+  // A sample old enough for its minute to be compacted may have been stored while the compactor was
+  // moving that minute (observation-chunks.ts): the statement's snapshot predates the chunk. A second
+  // statement sees the chunk; half the guarantee is the margin for another console's clock.
+  const recheckBefore = now - MIN_HOT_WINDOW_MS / 2;
+  const stored = new Set(storedIds);
+  const old = samples
+    .filter((s) => stored.has(s.id) && s.sampledAt.getTime() < recheckBefore)
+    .map((s) => s.id);
+  if (old.length > 0) {
+    const copies = await tx.$queryRaw<{ id: string }[]>`
+      DELETE FROM observation_samples s
+       USING observation_chunks c
+       WHERE s.id = ANY(${old}::text[])
+         AND c.host_id = s.host_id
+         AND c.minute = date_trunc('minute', s.sampled_at, 'UTC')
+         AND (extract(epoch FROM s.sampled_at - c.minute) * 1000)::int = ANY (c.offsets_ms)
+      RETURNING s.id`;
+    if (copies.length > 0) {
+      const dropped = new Set(copies.map((c) => c.id));
+      storedIds = storedIds.filter((id) => !dropped.has(id));
+    }
+  }
   return { accepted: storedIds.length, storedIds, pruned: r?.pruned ?? 0 };
 }
 
