@@ -222,101 +222,123 @@ export function rates(prev: Observation, curr: Observation): Rates {
   return out;
 }
 
+/** `into` plus `d` as a new delta (null + null is null). */
 function addDelta(into: CounterDelta | null | undefined, d: CounterDelta | null): CounterDelta | null {
   if (d === null) return into ?? null;
   if (into === null || into === undefined) return { ...d };
   return { delta: into.delta + d.delta, seconds: into.seconds + d.seconds };
 }
 
-function addHistogram(a: number[], b: readonly number[]): number[] {
-  const out = [...a];
-  b.forEach((v, i) => (out[i] = (out[i] ?? 0) + v));
-  return out;
+/** Add `d` to the accumulator's own delta `into` (in place); a copy of `d` when there is none. */
+function accumulate<T extends CounterDelta>(into: T | undefined, d: T): T {
+  if (into === undefined) return { ...d };
+  into.delta += d.delta;
+  into.seconds += d.seconds;
+  return into;
+}
+
+/** Add histogram `b` into `into` (in place). */
+function addHistogramInto(into: number[], b: readonly number[]): void {
+  for (let i = 0; i < b.length; i++) into[i] = (into[i] ?? 0) + b[i]!;
 }
 
 /**
  * Sum of the per-interval rates of consecutive samples: for each counter, the growth over the
  * intervals where it did not reset, and the seconds those intervals cover, so perSecond() is the
  * time-weighted average. Samples must be of one host, oldest first; fewer than two give no rates.
+ *
+ * The sum is accumulated in place into objects of its own (an evaluation adds a minute of intervals
+ * of every counter: copying the maps at each step, as a fold of immutable merges would, was most of
+ * diagnose()'s time).
  */
 export function windowRates(samples: readonly Observation[]): Rates | null {
   if (samples.length < 2) return null;
-  let acc: Rates | null = null;
-  for (let i = 1; i < samples.length; i++) {
-    const r = rates(samples[i - 1]!, samples[i]!);
-    acc = acc === null ? r : mergeRates(acc, r);
-  }
   const first = samples[0]!;
   const last = samples[samples.length - 1]!;
+  const acc: Rates = {
+    hostId: last.hostId,
+    from: first.sampledAt,
+    to: first.sampledAt,
+    seconds: 0,
+    namespaces: new Map(),
+    appeared: [],
+    disappeared: [],
+    cpus: new Map(),
+    listenOverflow: new Map(),
+    connect: new Map(),
+    netRx: new Map(),
+    icmpFragNeeded: new Map(),
+  };
+  for (let i = 1; i < samples.length; i++) addRatesInto(acc, rates(samples[i - 1]!, samples[i]!));
   const firstNs = new Set(first.namespaces.map((n) => n.netns.inode));
   const lastNs = new Set(last.namespaces.map((n) => n.netns.inode));
-  acc!.appeared = last.namespaces.filter((n) => !firstNs.has(n.netns.inode)).map((n) => n.netns);
-  acc!.disappeared = first.namespaces.filter((n) => !lastNs.has(n.netns.inode)).map((n) => n.netns);
+  acc.appeared = last.namespaces.filter((n) => !firstNs.has(n.netns.inode)).map((n) => n.netns);
+  acc.disappeared = first.namespaces.filter((n) => !lastNs.has(n.netns.inode)).map((n) => n.netns);
   return acc;
 }
 
-function mergeRates(a: Rates, b: Rates): Rates {
-  const out: Rates = { ...a, to: b.to, seconds: a.seconds + b.seconds };
-  out.namespaces = new Map(a.namespaces);
+/**
+ * Add the rates of the interval after `acc` into it, in place. Every object `acc` holds is its own
+ * (copied from `b` when first seen), so `b` is never changed; what is per interval and not summed
+ * (a namespace's name, a pid's comm) is the latest interval's.
+ */
+function addRatesInto(acc: Rates, b: Rates): void {
+  acc.to = b.to;
+  acc.seconds += b.seconds;
   for (const [inode, nb] of b.namespaces) {
-    const na = out.namespaces.get(inode);
+    const na = acc.namespaces.get(inode);
     if (na === undefined) {
-      out.namespaces.set(inode, nb);
+      const counters = new Map<string, CounterDelta>();
+      for (const [name, d] of nb.counters) counters.set(name, { ...d });
+      acc.namespaces.set(inode, { netns: nb.netns, counters, resets: [...new Set(nb.resets)] });
       continue;
     }
-    const counters = new Map(na.counters);
-    for (const [name, d] of nb.counters) counters.set(name, addDelta(counters.get(name), d)!);
-    out.namespaces.set(inode, {
-      netns: nb.netns,
-      counters,
-      resets: [...new Set([...na.resets, ...nb.resets])],
-    });
+    na.netns = nb.netns;
+    for (const [name, d] of nb.counters) na.counters.set(name, accumulate(na.counters.get(name), d));
+    for (const r of nb.resets) if (!na.resets.includes(r)) na.resets.push(r);
   }
-  out.cpus = new Map(a.cpus);
   for (const [cpu, cb] of b.cpus) {
-    const ca = out.cpus.get(cpu);
-    out.cpus.set(cpu, {
+    const ca = acc.cpus.get(cpu);
+    acc.cpus.set(cpu, {
       softnetProcessed: addDelta(ca?.softnetProcessed, cb.softnetProcessed),
       softnetDropped: addDelta(ca?.softnetDropped, cb.softnetDropped),
       softnetTimeSqueeze: addDelta(ca?.softnetTimeSqueeze, cb.softnetTimeSqueeze),
       netRxSoftirqs: addDelta(ca?.netRxSoftirqs, cb.netRxSoftirqs),
     });
   }
-  out.listenOverflow = new Map(a.listenOverflow);
   for (const [k, d] of b.listenOverflow) {
-    const prev = out.listenOverflow.get(k);
-    out.listenOverflow.set(k, { ...d, ...addDelta(prev, d)! });
-  }
-  out.connect = new Map(a.connect);
-  for (const [k, d] of b.connect) {
-    const p = out.connect.get(k);
-    out.connect.set(
+    const p = acc.listenOverflow.get(k);
+    acc.listenOverflow.set(
       k,
-      p === undefined
-        ? d
-        : {
-            ...d,
-            seconds: p.seconds + d.seconds,
-            latencyUs: addHistogram(p.latencyUs, d.latencyUs),
-            eaddrnotavail: p.eaddrnotavail + d.eaddrnotavail,
-            evenPorts: p.evenPorts + d.evenPorts,
-            oddPorts: p.oddPorts + d.oddPorts,
-          },
+      p === undefined ? { ...d } : { ...d, delta: p.delta + d.delta, seconds: p.seconds + d.seconds },
     );
   }
-  out.netRx = new Map(a.netRx);
+  for (const [k, d] of b.connect) {
+    const p = acc.connect.get(k);
+    if (p === undefined) {
+      acc.connect.set(k, { ...d, latencyUs: [...d.latencyUs] });
+      continue;
+    }
+    addHistogramInto(p.latencyUs, d.latencyUs);
+    acc.connect.set(k, {
+      ...d,
+      seconds: p.seconds + d.seconds,
+      latencyUs: p.latencyUs,
+      eaddrnotavail: p.eaddrnotavail + d.eaddrnotavail,
+      evenPorts: p.evenPorts + d.evenPorts,
+      oddPorts: p.oddPorts + d.oddPorts,
+    });
+  }
   for (const [cpu, d] of b.netRx) {
-    const p = out.netRx.get(cpu);
-    out.netRx.set(
-      cpu,
-      p === undefined
-        ? d
-        : { seconds: p.seconds + d.seconds, durationUs: addHistogram(p.durationUs, d.durationUs) },
-    );
+    const p = acc.netRx.get(cpu);
+    if (p === undefined) {
+      acc.netRx.set(cpu, { seconds: d.seconds, durationUs: [...d.durationUs] });
+      continue;
+    }
+    p.seconds += d.seconds;
+    addHistogramInto(p.durationUs, d.durationUs);
   }
-  out.icmpFragNeeded = new Map(a.icmpFragNeeded);
-  for (const [k, d] of b.icmpFragNeeded) out.icmpFragNeeded.set(k, addDelta(out.icmpFragNeeded.get(k), d)!);
-  return out;
+  for (const [k, d] of b.icmpFragNeeded) acc.icmpFragNeeded.set(k, accumulate(acc.icmpFragNeeded.get(k), d));
 }
 
 /** One host's samples in a rolling window ending at its latest sample. */

@@ -99,12 +99,16 @@ export function resolve(
       status: p.status === "acknowledged" ? ("acknowledged" as const) : c.status,
     };
   });
-  const contexts = new Map(ruleContexts(window, options).map((ctx) => [ctx.window.hostId, ctx]));
+  // The window's rates only when some previous finding is not matched: in the steady state every
+  // one is, and computing them again (diagnose() did) was half of an evaluation's diagnostics time.
+  let contexts: Map<string, RuleContext> | null = null;
+  const contextOf = (hostId: string) =>
+    (contexts ??= new Map(ruleContexts(window, options).map((ctx) => [ctx.window.hostId, ctx]))).get(hostId);
   const resolved: ResolvedFinding[] = [];
   const unevaluated: Finding[] = [];
   for (const p of prev) {
     if (taken.has(p.id)) continue;
-    const ctx = contexts.get(p.subject.hostId);
+    const ctx = contextOf(p.subject.hostId);
     if (ctx === undefined) {
       unevaluated.push(p);
       continue;
