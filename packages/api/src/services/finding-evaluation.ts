@@ -24,10 +24,10 @@ import { OBSERVATIONS_CHANNEL } from "../live/channels";
  */
 export const EVALUATION_WINDOW_S = RATE_WINDOW_S;
 /**
- * diagnose() runs inside the transaction (the advisory lock must cover read and write). Prisma's
- * default 5 s limit is too short for a host with dozens of namespaces on a busy console: every
- * evaluation of that host would time out and its findings would never open. A minute is still
- * bounded; maxWait bounds the wait for a pooled connection.
+ * The writing transaction re-runs resolve() under the advisory lock (diagnose() ran before it).
+ * Prisma's default 5 s limit is too short for a host with dozens of namespaces and findings on a
+ * busy console: every evaluation of that host would time out and its findings would never open. A
+ * minute is still bounded; maxWait bounds the wait for a pooled connection.
  */
 const EVALUATION_TRANSACTION = { timeout: 60_000, maxWait: 10_000 };
 
@@ -56,13 +56,13 @@ export function rowToFinding(r: FindingRow): Finding {
 
 /**
  * Whether a finding diagnostics made matches the Finding contract, so what is stored can be read
- * back. Rates are finite by construction (diagnostics' rates.ts); this is the last line: JSON would
+ * back (`log`: say so on the console). Rates are finite by construction (diagnostics' rates.ts); this is the last line: JSON would
  * store an Infinity as null and every list of findings would carry a row that does not parse. One
  * that does not match is logged and not written (its previous state, if any, stays).
  */
-function storable(f: Finding): boolean {
+function storable(f: Finding, log = true): boolean {
   const parsed = Finding.safeParse(f);
-  if (!parsed.success)
+  if (!parsed.success && log)
     console.error(
       `finding ${f.id} (${f.kind}) not stored: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
     );
@@ -108,31 +108,91 @@ export interface EvaluationResult {
   written: number;
 }
 
+/** One write an evaluation makes to bring stored findings up to date. */
+type FindingWrite =
+  | { op: "open"; finding: Finding }
+  | { op: "reopen"; finding: Finding; from: FindingSeverity }
+  | { op: "refresh"; finding: Finding; from: FindingSeverity }
+  | { op: "resolve"; finding: Finding; at: string; reason: string };
+
+/** The host's stored findings of the kinds diagnostics owns. */
+function kernelFindings(tx: Db | Prisma.TransactionClient, hostId: string): Promise<FindingRow[]> {
+  // Diagnostics owns the kernel kinds only: health findings (health-findings.ts) are the health
+  // checks' to open and resolve, never "gone" because the counters do not show them.
+  return tx.finding.findMany({
+    where: { hostId, kind: { in: KernelFindingKind.options } },
+    select: findingSelect,
+  });
+}
+
+/**
+ * What to write so the stored findings say what diagnose() said over `window` (pure): new ones
+ * open, resolved ones that came back reopen, changed ones refresh, vanished ones that the window
+ * could evaluate resolve. Findings whose content did not change are not rewritten, nor those that
+ * do not match the contract (storable; still matched, so their previous state stays).
+ */
+function findingWrites(
+  stored: readonly FindingRow[],
+  current: readonly Finding[],
+  window: readonly Observation[],
+  newest: Date,
+  log: boolean,
+): FindingWrite[] {
+  const byId = new Map(stored.map((r) => [r.id, r]));
+  const previous = stored.filter((r) => r.status !== "resolved").map(rowToFinding);
+  const result = resolve(previous, current, window);
+  const writes: FindingWrite[] = [];
+  for (const f of result.open) {
+    if (!storable(f, log)) continue;
+    const row = byId.get(f.id);
+    if (!row) writes.push({ op: "open", finding: f });
+    else if (row.status === "resolved") writes.push({ op: "reopen", finding: f, from: row.severity });
+    else if (!unchanged(row, f)) writes.push({ op: "refresh", finding: f, from: row.severity });
+  }
+  for (const { finding, reason } of result.resolved) {
+    writes.push({ op: "resolve", finding, at: finding.resolvedAt ?? newest.toISOString(), reason });
+  }
+  return writes;
+}
+
+/**
+ * Whether another evaluation already wrote this host's findings from a window newer than ours
+ * (ending after `newest`): then ours is stale and must not move them back.
+ */
+function newerEvaluated(stored: readonly FindingRow[], newest: Date): boolean {
+  return stored.some((r) => r.lastSeenAt > newest || (r.resolvedAt !== null && r.resolvedAt > newest));
+}
+
 /**
  * Re-run diagnostics over the host's last EVALUATION_WINDOW_S of samples and bring its findings up
  * to date: new ones open, known ones refresh (severity changes are recorded), vanished ones resolve
- * when the window could evaluate them, resolved ones that come back reopen. One transaction under a
- * per-host advisory lock, so two evaluations of one host never race on the same findings. Findings
- * whose content did not change are not rewritten; history events go in one insert. When anything
- * was written, live pages are notified (delivered at commit).
+ * when the window could evaluate them, resolved ones that come back reopen. Findings whose content
+ * did not change are not rewritten; history events go in one insert. When anything was written,
+ * live pages are notified (delivered at commit).
+ *
+ * The window and the stored findings are read outside any transaction (two statements): most
+ * evaluations change nothing (a host without problems), and those end there. Only when something
+ * is to be written does it take the per-host advisory lock in a transaction, read the findings again
+ * under it and write what they still lack, so two evaluations of one host (two console processes)
+ * never race on the same findings; one whose window is older than what another already wrote backs
+ * off. (It used to hold the lock and a transaction for every evaluation: five round trips and
+ * Prisma's transaction machinery for a usual result of "nothing to do".)
  */
 export async function evaluateHost(db: Db, hostId: string): Promise<EvaluationResult> {
+  const nothing = { opened: 0, resolved: 0, written: 0 };
+  const rows = await evaluationWindow(db, hostId, EVALUATION_WINDOW_S);
+  const newest = rows[rows.length - 1]?.sampledAt;
+  if (!newest) return nothing;
+  const window = rows.map((r) => r.payload as unknown as Observation);
+  const current = diagnose(window);
+  const unlocked = findingWrites(await kernelFindings(db, hostId), current, window, newest, true);
+  if (unlocked.length === 0) return nothing;
+
   return db.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`findings:${hostId}`}))`;
-    const rows = await evaluationWindow(tx, hostId, EVALUATION_WINDOW_S);
-    const newest = rows[rows.length - 1]?.sampledAt;
-    if (!newest) return { opened: 0, resolved: 0, written: 0 };
-    const window = rows.map((r) => r.payload as unknown as Observation);
-    // Diagnostics owns the kernel kinds only: health findings (health-findings.ts) are the health
-    // checks' to open and resolve, never "gone" because the counters do not show them.
-    const stored = await tx.finding.findMany({
-      where: { hostId, kind: { in: KernelFindingKind.options } },
-      select: findingSelect,
-    });
-    const byId = new Map(stored.map((r) => [r.id, r]));
-    const previous = stored.filter((r) => r.status !== "resolved").map(rowToFinding);
-    const result = resolve(previous, diagnose(window), window);
-
+    const stored = await kernelFindings(tx, hostId);
+    if (newerEvaluated(stored, newest)) return nothing;
+    const writes = findingWrites(stored, current, window, newest, false);
     const events: Prisma.FindingEventCreateManyInput[] = [];
     const event = (
       findingId: string,
@@ -151,58 +211,64 @@ export async function evaluateHost(db: Db, hostId: string): Promise<EvaluationRe
       });
 
     let opened = 0;
-    let written = 0;
-    for (const f of result.open) {
-      if (!storable(f)) continue;
-      const row = byId.get(f.id);
-      if (!row) {
-        await tx.finding.create({
-          data: {
-            id: f.id,
-            fingerprint: f.fingerprint,
-            hostId,
-            status: "open",
-            firstSeenAt: new Date(f.firstSeenAt),
-            ...findingContent(f),
-          },
-        });
-        event(f.id, "opened", f.lastSeenAt, { to: f.severity });
-        opened++;
-        written++;
-      } else if (row.status === "resolved") {
-        await tx.finding.update({
-          where: { id: f.id },
-          data: {
-            status: "open",
-            resolvedAt: null,
-            acknowledgedBy: null,
-            acknowledgedAt: null,
-            ...findingContent(f),
-          },
-        });
-        event(f.id, "reopened", f.lastSeenAt, { from: row.severity, to: f.severity });
-        opened++;
-        written++;
-      } else if (!unchanged(row, f)) {
-        await tx.finding.update({ where: { id: f.id }, data: findingContent(f) });
-        if (row.severity !== f.severity) {
-          event(f.id, "severity_changed", f.lastSeenAt, { from: row.severity, to: f.severity });
-        }
-        written++;
+    let resolved = 0;
+    for (const w of writes) {
+      const f = w.finding;
+      switch (w.op) {
+        case "open":
+          await tx.finding.create({
+            data: {
+              id: f.id,
+              fingerprint: f.fingerprint,
+              hostId,
+              status: "open",
+              firstSeenAt: new Date(f.firstSeenAt),
+              ...findingContent(f),
+            },
+          });
+          event(f.id, "opened", f.lastSeenAt, { to: f.severity });
+          opened++;
+          break;
+        case "reopen":
+          await tx.finding.update({
+            where: { id: f.id },
+            data: {
+              status: "open",
+              resolvedAt: null,
+              acknowledgedBy: null,
+              acknowledgedAt: null,
+              ...findingContent(f),
+            },
+          });
+          event(f.id, "reopened", f.lastSeenAt, { from: w.from, to: f.severity });
+          opened++;
+          break;
+        case "refresh":
+          await tx.finding.update({ where: { id: f.id }, data: findingContent(f) });
+          if (w.from !== f.severity) {
+            event(f.id, "severity_changed", f.lastSeenAt, { from: w.from, to: f.severity });
+          }
+          break;
+        case "resolve":
+          await tx.finding.update({
+            where: { id: f.id },
+            data: {
+              status: "resolved",
+              resolvedAt: new Date(w.at),
+              acknowledgedBy: null,
+              acknowledgedAt: null,
+            },
+          });
+          event(f.id, "resolved", w.at, { from: f.severity, detail: w.reason });
+          resolved++;
+          break;
       }
-    }
-    for (const { finding, reason } of result.resolved) {
-      const at = finding.resolvedAt ?? newest.toISOString();
-      await tx.finding.update({
-        where: { id: finding.id },
-        data: { status: "resolved", resolvedAt: new Date(at), acknowledgedBy: null, acknowledgedAt: null },
-      });
-      event(finding.id, "resolved", at, { from: finding.severity, detail: reason });
-      written++;
     }
     if (events.length > 0) await tx.findingEvent.createMany({ data: events });
     // Pages refetch findings on this (live/host-live.ts); NOTIFY is delivered only if we commit.
-    if (written > 0) await tx.$executeRaw`SELECT pg_notify(${OBSERVATIONS_CHANNEL}, ${`${hostId} findings`})`;
-    return { opened, resolved: result.resolved.length, written };
+    if (writes.length > 0) {
+      await tx.$executeRaw`SELECT pg_notify(${OBSERVATIONS_CHANNEL}, ${`${hostId} findings`})`;
+    }
+    return { opened, resolved, written: writes.length };
   }, EVALUATION_TRANSACTION);
 }

@@ -246,4 +246,16 @@ describe("finding evaluator", () => {
     expect(after.lastSeenAt.getTime() - before.lastSeenAt.getTime()).toBe(1000);
     expect(await db.findingEvent.count()).toBe(1);
   });
+
+  it("never moves findings back to an older window than one already evaluated", async () => {
+    // Another console process evaluated the host over a newer window while this one read its own:
+    // here, the newest samples are gone again by the time of the second evaluation.
+    const a = await makeHost("lb-a");
+    await store(a, "lb-a", 0, 70);
+    expect(await evaluateHost(db, a)).toMatchObject({ opened: 1 });
+    await db.observationSample.deleteMany({ where: { hostId: a, sampledAt: { gt: new Date(at(59)) } } });
+    expect(await evaluateHost(db, a)).toEqual({ opened: 0, resolved: 0, written: 0 });
+    const f = await db.finding.findFirstOrThrow({ where: { hostId: a } });
+    expect(f.lastSeenAt.toISOString()).toBe(at(69));
+  });
 });

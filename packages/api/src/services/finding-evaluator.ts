@@ -13,10 +13,11 @@ import { evaluateHost } from "./finding-evaluation";
  *    findings, not with the previous evaluation;
  *  - debounced: at most one evaluation per host per EVALUATION_INTERVAL_MS; a batch that comes
  *    sooner waits for the rest of the interval (coalesced with the ones after it);
- *  - bounded: at most `concurrency` evaluations at once (each holds one pooled connection for its
- *    transaction), so ingest keeps the rest of the Prisma pool however far evaluation falls behind;
- *  - multi-process safe: each evaluation still takes the per-host advisory lock, so two console
- *    processes that both got batches of one host serialize on the same findings;
+ *  - bounded: at most `concurrency` evaluations at once (each holds at most one pooled connection
+ *    at a time), so ingest keeps the rest of the Prisma pool however far evaluation falls behind;
+ *  - multi-process safe: each evaluation that writes takes the per-host advisory lock and re-reads
+ *    the findings under it, so two console processes that both got batches of one host serialize
+ *    on the same findings, and the one with the older window backs off (finding-evaluation.ts);
  *  - never lost: a failed evaluation is logged and the host stays dirty; it is retried on the
  *    host's next batch, or after a backoff if no batch comes.
  *
