@@ -5,6 +5,7 @@
 import { Finding, KernelFindingKind, type Observation } from "@tide/contracts";
 import {
   evaluationWindow,
+  evaluationWindowShape,
   findingSelect,
   type Db,
   type FindingEventType,
@@ -15,6 +16,7 @@ import {
 import { diagnose, RATE_WINDOW_S, resolve } from "@tide/diagnostics";
 import { isDeepStrictEqual } from "node:util";
 import { OBSERVATIONS_CHANNEL } from "../live/channels";
+import { evaluationWindowCacheFor, type EvaluationWindowCache } from "./evaluation-window-cache";
 
 /**
  * Samples read per run, in seconds: exactly what diagnostics looks at. diagnose() and resolve() both
@@ -23,6 +25,29 @@ import { OBSERVATIONS_CHANNEL } from "../live/channels";
  * the rows were fetched and parsed to be thrown away.
  */
 export const EVALUATION_WINDOW_S = RATE_WINDOW_S;
+/** This process's in-memory evaluation windows (evaluation-window-cache.ts); ingest adds to it. */
+export function windowCacheFor(db: Db): EvaluationWindowCache {
+  return evaluationWindowCacheFor(db, EVALUATION_WINDOW_S);
+}
+
+/**
+ * The host's evaluation window, oldest first, and its newest sample's time: from this process's
+ * cache when the database's shape of the window says it holds all of it, else read (and cached).
+ */
+async function hostWindow(db: Db, hostId: string): Promise<{ window: Observation[]; newest: Date } | null> {
+  const cache = windowCacheFor(db);
+  if (cache.has(hostId)) {
+    const shape = await evaluationWindowShape(db, hostId, EVALUATION_WINDOW_S);
+    const cached = cache.window(hostId, shape);
+    if (cached && shape.newest) return { window: cached, newest: shape.newest };
+  }
+  const rows = await evaluationWindow(db, hostId, EVALUATION_WINDOW_S);
+  const newest = rows[rows.length - 1]?.sampledAt;
+  if (!newest) return null;
+  cache.fill(hostId, rows);
+  return { window: rows.map((r) => r.payload as unknown as Observation), newest };
+}
+
 /**
  * The writing transaction re-runs resolve() under the advisory lock (diagnose() ran before it).
  * Prisma's default 5 s limit is too short for a host with dozens of namespaces and findings on a
@@ -170,7 +195,9 @@ function newerEvaluated(stored: readonly FindingRow[], newest: Date): boolean {
  * did not change are not rewritten; history events go in one insert. When anything was written,
  * live pages are notified (delivered at commit).
  *
- * The window and the stored findings are read outside any transaction (two statements): most
+ * The window comes from this process's memory when the database confirms it is complete (hostWindow;
+ * one index-only statement instead of a minute of payloads). It and the stored findings are read
+ * outside any transaction: most
  * evaluations change nothing (a host without problems), and those end there. Only when something
  * is to be written does it take the per-host advisory lock in a transaction, read the findings again
  * under it and write what they still lack, so two evaluations of one host (two console processes)
@@ -180,10 +207,9 @@ function newerEvaluated(stored: readonly FindingRow[], newest: Date): boolean {
  */
 export async function evaluateHost(db: Db, hostId: string): Promise<EvaluationResult> {
   const nothing = { opened: 0, resolved: 0, written: 0 };
-  const rows = await evaluationWindow(db, hostId, EVALUATION_WINDOW_S);
-  const newest = rows[rows.length - 1]?.sampledAt;
-  if (!newest) return nothing;
-  const window = rows.map((r) => r.payload as unknown as Observation);
+  const read = await hostWindow(db, hostId);
+  if (!read) return nothing;
+  const { window, newest } = read;
   const current = diagnose(window);
   const unlocked = findingWrites(await kernelFindings(db, hostId), current, window, newest, true);
   if (unlocked.length === 0) return nothing;

@@ -3,7 +3,7 @@ import { createDb, storeBatch, type Db, type Prisma } from "@tide/db";
 import { waitFor } from "@tide/devstack/wait";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { truncateAll } from "../testing/fixtures";
-import { evaluateHost } from "./finding-evaluation";
+import { evaluateHost, windowCacheFor } from "./finding-evaluation";
 import { findingEvaluatorFor, FindingEvaluator } from "./finding-evaluator";
 
 let db: Db;
@@ -245,6 +245,27 @@ describe("finding evaluator", () => {
     const after = await db.finding.findFirstOrThrow({ where: { hostId: a } });
     expect(after.lastSeenAt.getTime() - before.lastSeenAt.getTime()).toBe(1000);
     expect(await db.findingEvent.count()).toBe(1);
+  });
+
+  it("uses this process's cached window only while the database holds exactly it", async () => {
+    const a = await makeHost("lb-a");
+    await store(a, "lb-a", 0, 61);
+    expect(await evaluateHost(db, a)).toMatchObject({ opened: 1 }); // read, and cached
+    // The cache says the counter went flat over the same instants: a hit shows it (the finding
+    // resolves), where a read of the database would keep it open.
+    const flat = Array.from({ length: 61 }, (_, t) => {
+      const o = sample("lb-a", t);
+      o.namespaces[1]!.counters.TcpExtListenOverflows = 5_000;
+      return { sampledAt: new Date(at(t)), payload: o };
+    });
+    windowCacheFor(db).fill(a, flat);
+    expect(await evaluateHost(db, a)).toMatchObject({ resolved: 1 });
+    // A sample this process did not ingest (another console stored it): the shapes differ, the
+    // window is read, and the overflow the database holds reopens the finding.
+    await store(a, "lb-a", 61, 62);
+    expect(await evaluateHost(db, a)).toMatchObject({ opened: 1 });
+    const f = await db.finding.findFirstOrThrow({ where: { hostId: a } });
+    expect([f.status, f.lastSeenAt.toISOString()]).toEqual(["open", at(61)]);
   });
 
   it("never moves findings back to an older window than one already evaluated", async () => {

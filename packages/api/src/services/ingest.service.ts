@@ -9,6 +9,7 @@ import {
 import { storeBatch, type Db, type Prisma } from "@tide/db";
 import type { HostCaller } from "../auth/host-tokens.service";
 import { desiredRevisionCacheFor } from "./desired-revision-cache";
+import { windowCacheFor } from "./finding-evaluation";
 import { findingEvaluatorFor } from "./finding-evaluator";
 import { ingestPacer, type IngestPacer } from "./ingest-pacing";
 import { recordTraffic } from "./proxy-traffic.service";
@@ -121,6 +122,11 @@ export async function ingestObservations(
     if (!stored.has(rows[i]!.id))
       refuse(o.sampledAt, "duplicate", "a sample for this instant is already stored");
   });
+  // The evaluator uses these parsed samples instead of reading them back (evaluation-window-cache.ts).
+  windowCacheFor(db).add(
+    host.hostId,
+    inWindow.filter((_, i) => stored.has(rows[i]!.id)),
+  );
   refused.sort((a, b) => Date.parse(a.sampledAt) - Date.parse(b.sampledAt));
   // Also for a batch of duplicates: it retries an evaluation that failed, and costs one coalesced run.
   findingEvaluatorFor(db).schedule(host.hostId);

@@ -242,6 +242,39 @@ export async function storeBatch(
   return { accepted: storedIds.length, storedIds, pruned: r?.pruned ?? 0 };
 }
 
+/** What the evaluation window of a host holds, without reading it (evaluationWindowShape). */
+export interface WindowShape {
+  /** The host's newest raw sample, or null. */
+  newest: Date | null;
+  /** Raw samples in the `seconds` before it, inclusive (as evaluationWindow counts them). */
+  count: number;
+  /** Compacted samples reach into that window (a host that went quiet): read it instead. */
+  chunked: boolean;
+}
+
+/**
+ * The newest sample and sample count of the host's evaluation window, from the (host_id,
+ * sampled_at) index alone: a console that holds the window's samples in memory (ingest gave them)
+ * checks with this that they are all the database holds before it uses them instead of reading and
+ * parsing a minute of payloads.
+ */
+export async function evaluationWindowShape(tx: Tx, hostId: string, seconds: number): Promise<WindowShape> {
+  const [r] = await tx.$queryRaw<{ newest: Date | null; count: number; chunked: boolean }[]>`
+    WITH n AS (SELECT max(sampled_at) AS newest FROM observation_samples WHERE host_id = ${hostId}),
+         c AS (SELECT max(last_at) AS newest FROM observation_chunks WHERE host_id = ${hostId})
+    SELECT n.newest,
+           (SELECT count(*) FROM observation_samples s
+             WHERE s.host_id = ${hostId}
+               AND s.sampled_at >= n.newest - make_interval(secs => ${seconds}::float8))::int AS count,
+           coalesce(c.newest >= n.newest - make_interval(secs => ${seconds}::float8), c.newest IS NOT NULL) AS chunked
+      FROM n, c`;
+  return {
+    newest: r?.newest ? new Date(r.newest) : null,
+    count: r?.count ?? 0,
+    chunked: r?.chunked ?? false,
+  };
+}
+
 /**
  * The host's samples of the last `seconds` before its newest one, oldest first, in one query (the
  * newest is found by the same index walk). Empty when the host has none.
