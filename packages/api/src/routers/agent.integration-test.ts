@@ -1,8 +1,11 @@
 import type { AgentHello, NamespaceObservation, Observation } from "@tide/contracts";
 import { countSamples, createDb, samplesBetween, type Db } from "@tide/db";
+import { waitFor } from "@tide/devstack/wait";
+import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { hostFromToken } from "../auth/host-tokens.service";
 import { handleTableDownload } from "../http/table-download";
+import { OBSERVATIONS_CHANNEL } from "../live/channels";
 import { openApiDocument } from "../openapi";
 import { findingEvaluatorFor } from "../services/finding-evaluator";
 import { ingestObservations } from "../services/ingest.service";
@@ -406,6 +409,30 @@ describe("ingest and findings", () => {
     ]);
     open = await s.api.findings.list({ status: "open", limit: 100 });
     expect(open.map((f) => f.id)).toEqual([id]);
+  });
+
+  it("tells live pages of each batch that stored samples, in its own statement, not of duplicates", async () => {
+    const s = await setup();
+    expect((await rest("POST", "/agent/hello", { token: s.hostToken, body: hello() })).status).toBe(200);
+    const hostId = (await db.host.findFirstOrThrow({ where: { name: HOST } })).id;
+    const listener = new pg.Client({ connectionString: inject("databaseUrl") });
+    await listener.connect();
+    const got: string[] = [];
+    listener.on("notification", (n) => {
+      if (n.channel === OBSERVATIONS_CHANNEL && !n.payload?.endsWith(" findings")) got.push(n.payload ?? "");
+    });
+    try {
+      await listener.query(`LISTEN ${OBSERVATIONS_CHANNEL}`);
+      const post = (from: number, to: number) =>
+        rest("POST", "/agent/observations", { token: s.hostToken, body: batch(from, to, rising) });
+      expect((await post(0, 5)).body).toMatchObject({ accepted: 5 });
+      expect((await post(0, 5)).body).toMatchObject({ accepted: 0 });
+      expect((await post(5, 6)).body).toMatchObject({ accepted: 1 });
+      await waitFor("two notifications", () => got.length >= 2, { timeoutMs: 10_000, intervalMs: 20 });
+      expect(got).toEqual([hostId, hostId]);
+    } finally {
+      await listener.end();
+    }
   });
 
   it("keeps only the retention window of samples per host, pruning per batch", async () => {

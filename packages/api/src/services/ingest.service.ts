@@ -38,10 +38,12 @@ export interface IngestResult extends AgentObservationsReply {
  * request path (finding-evaluator.ts): the reply only says what was stored, and findings trail the
  * samples by the evaluator's lag.
  *
- * One SQL statement (storeBatch in @tide/db): insert, prune and mark the host seen in one round
- * trip and one implicit transaction, so a busy pool never fails ingest with "Unable to start a
- * transaction". Live pages are told about the new samples right after it (charts); the evaluator
- * notifies again when findings changed.
+ * One SQL statement (storeBatch in @tide/db): insert, prune, mark the host seen and NOTIFY live
+ * pages of the new samples (charts) in one round trip and one implicit transaction, so a busy pool
+ * never fails ingest with "Unable to start a transaction"; the evaluator notifies again when
+ * findings changed. (The NOTIFY fails the statement only when PostgreSQL's notification queue is
+ * full, i.e. a listening console stopped reading for a long time: the agent then keeps its batch
+ * and retries.)
  *
  * The reply asks the agent to batch (batchIntervalMs, ingest-pacing.ts) once this process serves
  * more agents than it is sized to take one sample per request from.
@@ -116,6 +118,9 @@ export async function ingestObservations(
       ...(input.dropped ? { samplesDropped: input.dropped } : {}),
     },
     { now, maxFutureMs: SAMPLE_MAX_FUTURE_MS },
+    // Live pages are told in the same statement (charts); the evaluator notifies again when
+    // findings changed.
+    { channel: OBSERVATIONS_CHANNEL, payload: host.hostId },
   );
   const stored = new Set(storedIds);
   inWindow.forEach((o, i) => {
@@ -132,10 +137,7 @@ export async function ingestObservations(
   findingEvaluatorFor(db).schedule(host.hostId);
   // Started by the first batch a process receives; compacts and prunes every host in the background.
   telemetryCompactorFor(db);
-  if (accepted > 0) {
-    await notifySamples(db, host.hostId);
-    await recordTraffic(db, host, newest, input.dataPlane);
-  }
+  if (accepted > 0) await recordTraffic(db, host, newest, input.dataPlane);
   // Revision and director-ness from memory until a desired state changes (desired-revision-cache.ts).
   const desired = await desiredRevisionCacheFor(db).get(host.hostId, host.hostname);
   const batchIntervalMs = (options.pacer ?? ingestPacer()).batchArrived(host.hostId);
@@ -147,13 +149,4 @@ export async function ingestObservations(
     ...(refused.length > 0 ? { refused } : {}),
     ...(batchIntervalMs > 0 ? { batchIntervalMs } : {}),
   };
-}
-
-/** Best effort: a failed notify never fails ingest (pages catch up on the next one). */
-async function notifySamples(db: Db, hostId: string): Promise<void> {
-  try {
-    await db.$executeRaw`SELECT pg_notify(${OBSERVATIONS_CHANNEL}, ${hostId})`;
-  } catch (e) {
-    console.error(`pg_notify ${OBSERVATIONS_CHANNEL} failed:`, e);
-  }
 }

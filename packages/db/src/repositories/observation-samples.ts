@@ -150,6 +150,12 @@ export interface StoreClock {
   maxFutureMs: number;
 }
 
+/** A NOTIFY the batch's statement sends when it stored anything (delivered at its commit). */
+export interface StoreNotify {
+  channel: string;
+  payload: string;
+}
+
 /**
  * Store one agent batch in a single statement (one round trip, atomic without an interactive
  * transaction, so ingest never waits for a transaction slot): insert the samples inside the window
@@ -164,6 +170,9 @@ export interface StoreClock {
  * window ends at the batch's newest sample (callers storing fixture samples at fixed dates); the
  * host's stored samples never move it.
  *
+ * With `notify`, the same statement sends that notification when it stored a sample (live pages
+ * learn of the batch without another round trip).
+ *
  * Samples older than half of MIN_HOT_WINDOW_MS (replays) cost a second statement that drops any
  * stored while the compactor was moving their minute.
  *
@@ -176,6 +185,7 @@ export async function storeBatch(
   retentionMs: number,
   seen: HostSeen,
   clock?: StoreClock,
+  notify?: StoreNotify,
 ): Promise<{ accepted: number; storedIds: string[]; pruned: number }> {
   const rows = JSON.stringify(
     samples.map((s) => ({ id: s.id, sampled_at: s.sampledAt.toISOString(), payload: s.payload })),
@@ -215,7 +225,10 @@ export async function storeBatch(
     )
     SELECT (SELECT array_agg(id) FROM ins) AS stored,
            (SELECT count(*) FROM del)::int AS pruned,
-           (SELECT count(*) FROM upd)::int AS hosts`;
+           (SELECT count(*) FROM upd)::int AS hosts,
+           (SELECT count(pg_notify(${notify?.channel ?? null}::text, ${notify?.payload ?? null}::text))
+              FROM (SELECT 1 FROM ins LIMIT 1) i
+             WHERE ${notify?.channel ?? null}::text IS NOT NULL)::int AS notified`;
   let storedIds = r?.stored ?? [];
   // A sample old enough for its minute to be compacted may have been stored while the compactor was
   // moving that minute (observation-chunks.ts): the statement's snapshot predates the chunk. A second
