@@ -7,6 +7,7 @@ import {
   evaluationWindow,
   evaluationWindowShape,
   findingSelect,
+  newestSampleAt,
   type Db,
   type FindingEventType,
   type FindingRow,
@@ -181,14 +182,6 @@ function findingWrites(
 }
 
 /**
- * Whether another evaluation already wrote this host's findings from a window newer than ours
- * (ending after `newest`): then ours is stale and must not move them back.
- */
-function newerEvaluated(stored: readonly FindingRow[], newest: Date): boolean {
-  return stored.some((r) => r.lastSeenAt > newest || (r.resolvedAt !== null && r.resolvedAt > newest));
-}
-
-/**
  * Re-run diagnostics over the host's last EVALUATION_WINDOW_S of samples and bring its findings up
  * to date: new ones open, known ones refresh (severity changes are recorded), vanished ones resolve
  * when the window could evaluate them, resolved ones that come back reopen. Findings whose content
@@ -201,7 +194,7 @@ function newerEvaluated(stored: readonly FindingRow[], newest: Date): boolean {
  * evaluations change nothing (a host without problems), and those end there. Only when something
  * is to be written does it take the per-host advisory lock in a transaction, read the findings again
  * under it and write what they still lack, so two evaluations of one host (two console processes)
- * never race on the same findings; one whose window is older than what another already wrote backs
+ * never race on the same findings; one whose window a newer sample has overtaken meanwhile backs
  * off. (It used to hold the lock and a transaction for every evaluation: five round trips and
  * Prisma's transaction machinery for a usual result of "nothing to do".)
  */
@@ -216,8 +209,12 @@ export async function evaluateHost(db: Db, hostId: string): Promise<EvaluationRe
 
   return db.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`findings:${hostId}`}))`;
+    // A sample newer than our window arrived meanwhile: whoever stored it evaluates the host (ingest
+    // schedules that), so ours would only write findings back to an older window. (Comparing with
+    // the findings' lastSeenAt instead would freeze them after a host's clock was set back.)
+    const latest = await newestSampleAt(tx, hostId);
+    if (latest && latest > newest) return nothing;
     const stored = await kernelFindings(tx, hostId);
-    if (newerEvaluated(stored, newest)) return nothing;
     const writes = findingWrites(stored, current, window, newest, false);
     const events: Prisma.FindingEventCreateManyInput[] = [];
     const event = (

@@ -268,15 +268,35 @@ describe("finding evaluator", () => {
     expect([f.status, f.lastSeenAt.toISOString()]).toEqual(["open", at(61)]);
   });
 
-  it("never moves findings back to an older window than one already evaluated", async () => {
-    // Another console process evaluated the host over a newer window while this one read its own:
-    // here, the newest samples are gone again by the time of the second evaluation.
+  it("backs off when a newer sample arrives while it waits for the host's lock", async () => {
     const a = await makeHost("lb-a");
-    await store(a, "lb-a", 0, 70);
+    await store(a, "lb-a", 0, 61);
     expect(await evaluateHost(db, a)).toMatchObject({ opened: 1 });
-    await db.observationSample.deleteMany({ where: { hostId: a, sampledAt: { gt: new Date(at(59)) } } });
-    expect(await evaluateHost(db, a)).toEqual({ opened: 0, resolved: 0, written: 0 });
+    await store(a, "lb-a", 61, 62); // the finding's lastSeenAt is now behind: a write is due
+    let evaluation: Promise<unknown> | null = null;
+    await db.$transaction(async (tx) => {
+      // Another process evaluating the host holds its lock; ours reads t = 0..61 and waits.
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`findings:${a}`}))`;
+      evaluation = evaluateHost(db, a);
+      await waitFor(
+        "the evaluation to wait for the lock",
+        async () =>
+          (
+            await db.$queryRaw<{ n: number }[]>`
+              SELECT count(*)::int AS n FROM pg_stat_activity
+               WHERE datname = current_database() AND wait_event_type = 'Lock'`
+          )[0]!.n > 0,
+        POLL,
+      );
+      await store(a, "lb-a", 62, 63); // a newer batch, stored meanwhile
+    });
+    expect(await evaluation).toEqual({ opened: 0, resolved: 0, written: 0 });
     const f = await db.finding.findFirstOrThrow({ where: { hostId: a } });
-    expect(f.lastSeenAt.toISOString()).toBe(at(69));
+    expect(f.lastSeenAt.toISOString()).toBe(at(60));
+    // The evaluation the newer batch schedules writes the newest window.
+    expect(await evaluateHost(db, a)).toMatchObject({ written: 1 });
+    expect((await db.finding.findFirstOrThrow({ where: { hostId: a } })).lastSeenAt.toISOString()).toBe(
+      at(62),
+    );
   });
 });
