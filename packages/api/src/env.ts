@@ -57,6 +57,8 @@ export function ingestEnv(): z.infer<typeof ingestSchema> {
  * largest legitimate one is a pool created with its binds and proxies (a few hundred bytes per proxy).
  * TIDE_MAX_AGENT_BODY_BYTES (default 16 MiB): POST /api/v1/agent/observations, a batch of samples
  * from a host with many namespaces; agents must keep their batches below it.
+ * TIDE_INGEST_MAX_IN_FLIGHT (default 64): agent batches one console process works on at once; more
+ * are answered 503 with Retry-After at once (http/ingest-admission.ts).
  */
 const httpSchema = z.object({
   TIDE_MAX_BODY_BYTES: z.coerce
@@ -71,6 +73,7 @@ const httpSchema = z.object({
     .min(64 * 1024)
     .max(256 * 1024 * 1024)
     .default(16 * 1024 * 1024),
+  TIDE_INGEST_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(100_000).default(64),
 });
 
 let httpParsed: z.infer<typeof httpSchema> | undefined;

@@ -5,6 +5,7 @@ import { SESSION_COOKIE } from "../auth/sessions";
 import { busyErrorFrom, checkDatabase } from "../db";
 import { callerFor, makePool, makeUser, truncateAll } from "../testing/fixtures";
 import { sample } from "@tide/diagnostics/fixtures";
+import { IngestAdmission } from "./ingest-admission";
 import { bodyLimitFor } from "./limits";
 import { handleRestRequest, handleTrpcRequest, TRPC_MAX_BATCH_CALLS } from "./routes";
 
@@ -315,6 +316,62 @@ describe("an agent's batch (items 6 and 7)", () => {
     });
     const seen = await rest("GET", `/hosts/${HOSTNAME}`, { token: await operateToken(), contentType: null });
     expect((seen.body as { samplesDropped?: unknown }).samplesDropped).toEqual(host.samplesDropped);
+  });
+});
+
+describe("agent batches beyond what the console works on at once", () => {
+  it("are answered 503 busy with Retry-After before their bodies are read, and nothing is stored", async () => {
+    const { token } = await callerFor(db, await makeUser(db, "admin")).hostTokens.create({
+      hostname: "lb-busy-1",
+    });
+    const admission = new IngestAdmission(1);
+    // The first batch takes the only slot and stays in it while its body trickles in.
+    let finish!: () => void;
+    const open = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode("{"));
+        finish = () => {
+          controller.enqueue(new TextEncoder().encode(' "observations": [] }'));
+          controller.close();
+        };
+      },
+    });
+    const first = handleRestRequest(request("POST", "/api/v1/agent/observations", { token, body: open }), {
+      db,
+      admission,
+    });
+    await expect.poll(() => admission.active).toBe(1);
+
+    const second = countingStream(4, 1024);
+    const busy = await reply(
+      await handleRestRequest(request("POST", "/api/v1/agent/observations", { token, body: second.stream }), {
+        db,
+        admission,
+      }),
+    );
+    expect(busy.status).toBe(503);
+    expect(busy.body.data?.tideCode).toBe("busy");
+    expect(busy.body.message).toMatch(/busy.*1 agent batches.*retry/i);
+    expect(Number(busy.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(second.pulled()).toBeLessThanOrEqual(1); // at most what the stream pre-fills
+    expect(admission.refused).toBe(1);
+
+    // Others than agents are not held up by it.
+    const adminToken = await operateToken();
+    expect((await rest("GET", "/hosts", { token: adminToken })).status).toBe(200);
+
+    finish();
+    expect((await reply(await first)).status).toBe(400); // an empty batch, validated as usual
+    expect(admission.active).toBe(0);
+    const third = await reply(
+      await handleRestRequest(
+        request("POST", "/api/v1/agent/observations", { token, body: '{"observations": []}' }),
+        { db, admission },
+      ),
+    );
+    expect(third.status).toBe(400);
+    expect(admission.active).toBe(0);
+    expect(await db.observationSample.count()).toBe(0);
   });
 });
 

@@ -6,6 +6,7 @@ import { createContext, type Context } from "../context";
 import { restMethodsFor } from "../openapi";
 import { BUSY_RETRY_AFTER_S } from "../db";
 import { appRouter } from "../routers/_app";
+import { ingestAdmission, type IngestAdmission } from "./ingest-admission";
 import { trpcCodeFor } from "../trpc";
 import {
   bodyLimitFor,
@@ -62,19 +63,41 @@ function rebuilt(req: Request, body: string | null): Request {
   });
 }
 
+/** The agents' batch route, admitted by IngestAdmission. */
+const INGEST_PATH = "/agent/observations";
+
 /** REST (OpenAPI) over the same procedures as tRPC: the handler behind /api/v1/…. */
 export async function handleRestRequest(
   req: Request,
-  opts: { db?: Db; onError?: OnError } = {},
+  opts: { db?: Db; onError?: OnError; admission?: IngestAdmission } = {},
 ): Promise<Response> {
   const wrongMethod = methodNotAllowed(req);
   if (wrongMethod) return wrongMethod;
   const ctx: Context = await createContext({ headers: req.headers, db: opts.db, signal: req.signal });
+  const path = new URL(req.url).pathname.slice(REST_ENDPOINT.length);
+  if (req.method === "POST" && path === INGEST_PATH && ctx.host) {
+    const admission = opts.admission ?? ingestAdmission();
+    const busy = admission.enter();
+    if (busy) return withRetryAfter(refusalResponse(busy, "rest"));
+    try {
+      return await handleRest(req, ctx, path, opts);
+    } finally {
+      admission.leave();
+    }
+  }
+  return handleRest(req, ctx, path, opts);
+}
+
+async function handleRest(
+  req: Request,
+  ctx: Context,
+  path: string,
+  opts: { onError?: OnError },
+): Promise<Response> {
   let body: string | null = null;
   if (takesBody(req.method)) {
     const anonymous = refuseAnonymousBody(ctx);
     if (anonymous) return refusalResponse(anonymous, "rest");
-    const path = new URL(req.url).pathname.slice(REST_ENDPOINT.length);
     const text = await readJsonObjectBody(req, bodyLimitFor(path));
     if (text instanceof RequestRefusal) return refusalResponse(text, "rest");
     body = text;
