@@ -50,6 +50,8 @@ export interface AgentsStats {
   /** Largest batchIntervalMs a reply asked for, ms (0: never asked). */
   maxBatchIntervalMs: number;
   errors: [string, number][];
+  /** 503 busy answers (the console's in-flight bound): the batch waited Retry-After and was resent. */
+  busy: number;
   desiredFetches: number;
   /** Seconds from the start of the measured phase until the agents stopped offering / were drained. */
   offeredS: number;
@@ -61,6 +63,10 @@ export interface AgentsStats {
 }
 
 const REQUEST_TIMEOUT_MS = 10_000; // as console-link.ts
+/** Resends of one call answered 503 busy before it counts as an error. */
+const BUSY_RETRIES = 30;
+/** 503 busy answers in all, warm-up included (progress lines). */
+let busyAnswers = 0;
 /** Part of the batch interval after which a batch is due (console-link.ts BATCH_DUE_FRACTION). */
 const BATCH_DUE_FRACTION = 0.9;
 /** After the measured phase, wait at most this for the agents' last batches, s (then report). */
@@ -227,7 +233,8 @@ const dataPlane: DataPlaneState[] = [
 ];
 
 // ---------------------------------------------------------------------------------------------------
-// Simulated agent (console-link.ts semantics, without backoff subtleties: a failure waits 1 s).
+// Simulated agent (console-link.ts semantics, without backoff subtleties: a failure waits 1 s, a
+// 503 busy answer waits its Retry-After (with up to 20 % jitter) and the batch is sent again).
 
 interface Stats {
   latencies: number[];
@@ -237,6 +244,7 @@ interface Stats {
   maxBatch: number;
   maxBatchIntervalMs: number;
   errors: Map<string, number>;
+  busy: number;
   desiredFetches: number;
 }
 
@@ -259,30 +267,50 @@ class SimAgent {
     private readonly token: string,
   ) {}
 
-  private async call(method: "GET" | "POST", p: string, body?: unknown): Promise<unknown> {
-    const res = await fetch(new URL(p, this.baseURL), {
-      method,
-      headers: {
-        authorization: `Bearer ${this.token}`,
-        ...(body !== undefined ? { "content-type": "application/json" } : {}),
-      },
-      body: body !== undefined ? JSON.stringify(body) : undefined,
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-    if (!res.ok) throw new Error(`${method} ${p}: HTTP ${res.status} ${(await res.text()).slice(0, 200)}`);
-    return res.json();
+  /** One call; answered 503 busy, it waits Retry-After and tries again. `ms`: the answered attempt. */
+  private async call(
+    method: "GET" | "POST",
+    p: string,
+    body?: unknown,
+  ): Promise<{ body: unknown; ms: number }> {
+    const json = body !== undefined ? JSON.stringify(body) : undefined;
+    for (let attempt = 0; ; attempt++) {
+      const t0 = performance.now();
+      const res = await fetch(new URL(p, this.baseURL), {
+        method,
+        headers: {
+          authorization: `Bearer ${this.token}`,
+          ...(json !== undefined ? { "content-type": "application/json" } : {}),
+        },
+        body: json,
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+      if (res.status === 503 && attempt < BUSY_RETRIES) {
+        await res.text();
+        busyAnswers++;
+        if (this.stats) this.stats.busy++;
+        const afterS = Number(res.headers.get("retry-after")) || 1;
+        await new Promise((r) => setTimeout(r, afterS * 1000 * (1 + 0.2 * Math.random())));
+        continue;
+      }
+      if (!res.ok) throw new Error(`${method} ${p}: HTTP ${res.status} ${(await res.text()).slice(0, 200)}`);
+      const answer = (await res.json()) as unknown;
+      return { body: answer, ms: performance.now() - t0 };
+    }
   }
 
   async hello(): Promise<void> {
-    const r = (await this.call("POST", "/api/v1/agent/hello", {
-      protocolVersion: 1,
-      agentVersion: "0.4.0",
-      hostname: this.hostname,
-      kernelRelease: "6.12.38+deb13-amd64",
-      roles: ["proxy"],
-      probes: [],
-      dataPlane,
-    })) as { desired: { revision: number; sampleIntervalMs: number } };
+    const r = (
+      await this.call("POST", "/api/v1/agent/hello", {
+        protocolVersion: 1,
+        agentVersion: "0.4.0",
+        hostname: this.hostname,
+        kernelRelease: "6.12.38+deb13-amd64",
+        roles: ["proxy"],
+        probes: [],
+        dataPlane,
+      })
+    ).body as { desired: { revision: number; sampleIntervalMs: number } };
     this.revision = r.desired.revision;
     this.intervalMs = r.desired.sampleIntervalMs;
   }
@@ -292,7 +320,7 @@ class SimAgent {
     const observations = [];
     for (let s = seconds; s >= 1; s--) observations.push(this.sample(new Date(until - s * 1000)));
     const body: AgentObservationsIn = { observations, dataPlane, replayed: true };
-    const reply = (await this.call("POST", "/api/v1/agent/observations", body)) as {
+    const reply = (await this.call("POST", "/api/v1/agent/observations", body)).body as {
       batchIntervalMs?: number;
     };
     this.batchIntervalMs = reply.batchIntervalMs ?? 0;
@@ -344,13 +372,13 @@ class SimAgent {
     while (this.buffer.length > 0) {
       const batch = this.buffer.slice(0, OBSERVATION_BATCH_MAX);
       const body: AgentObservationsIn = { observations: batch, dataPlane, replayed: false };
-      const t0 = performance.now();
-      const reply = (await this.call("POST", "/api/v1/agent/observations", body)) as {
+      const answer = await this.call("POST", "/api/v1/agent/observations", body);
+      const reply = answer.body as {
         accepted: number;
         desiredRevision: number;
         batchIntervalMs?: number;
       };
-      const dt = performance.now() - t0;
+      const dt = answer.ms;
       this.buffer.splice(0, batch.length);
       this.batchIntervalMs = reply.batchIntervalMs ?? 0;
       if (this.stats) {
@@ -362,7 +390,7 @@ class SimAgent {
         this.stats.maxBatchIntervalMs = Math.max(this.stats.maxBatchIntervalMs, this.batchIntervalMs);
       }
       if (reply.desiredRevision !== this.revision) {
-        const d = (await this.call("GET", "/api/v1/agent/desired")) as { revision: number };
+        const d = (await this.call("GET", "/api/v1/agent/desired")).body as { revision: number };
         this.revision = d.revision;
         if (this.stats) this.stats.desiredFetches++;
       }
@@ -418,6 +446,7 @@ async function run(job: AgentsJob): Promise<void> {
     maxBatch: 0,
     maxBatchIntervalMs: 0,
     errors: new Map(),
+    busy: 0,
     desiredFetches: 0,
   };
   for (const a of agents) a.stats = stats;
@@ -438,7 +467,7 @@ async function run(job: AgentsJob): Promise<void> {
   const progress = setInterval(() => {
     const errors = [...stats.errors.values()].reduce((a, b) => a + b, 0);
     console.error(
-      `bench agents: ${((performance.now() - t0) / 1000).toFixed(0)} s: ${stats.batches} batches, ${stats.samples} samples, ${errors} errors, ${agents.filter((a) => a.busy).length} agents waiting for an answer`,
+      `bench agents: ${((performance.now() - t0) / 1000).toFixed(0)} s: ${stats.batches} batches, ${stats.samples} samples, ${errors} errors, ${busyAnswers} busy answers so far, ${agents.filter((a) => a.busy).length} agents waiting for an answer`,
     );
   }, PROGRESS_S * 1000);
   await Promise.all(
@@ -470,6 +499,7 @@ async function run(job: AgentsJob): Promise<void> {
       maxBatch: stats.maxBatch,
       maxBatchIntervalMs: stats.maxBatchIntervalMs,
       errors: [...stats.errors],
+      busy: stats.busy,
       desiredFetches: stats.desiredFetches,
       offeredS,
       wallS,

@@ -234,10 +234,10 @@ async function main() {
       `  batches: ${stats.batches} in ${wallS.toFixed(1)} s (offered for ${offeredS.toFixed(1)} s) = ${(stats.batches / wallS).toFixed(1)} batches/s; samples ${stats.samples} (${(stats.samples / wallS).toFixed(1)}/s), accepted ${stats.accepted}, largest batch ${stats.maxBatch}; batch interval asked by the console ${stats.maxBatchIntervalMs > 0 ? `up to ${stats.maxBatchIntervalMs} ms` : "none (one sample per batch)"}`,
     );
     console.log(
-      `  latency (client, POST /api/v1/agent/observations): p50 ${pct(lat, 0.5).toFixed(0)} ms, p95 ${pct(lat, 0.95).toFixed(0)} ms, p99 ${pct(lat, 0.99).toFixed(0)} ms, max ${(lat.at(-1) ?? NaN).toFixed(0)} ms (agents' process event-loop delay p99 ${stats.loopDelayP99Ms.toFixed(0)} ms)`,
+      `  latency (client, POST /api/v1/agent/observations, the answered attempt): p50 ${pct(lat, 0.5).toFixed(0)} ms, p95 ${pct(lat, 0.95).toFixed(0)} ms, p99 ${pct(lat, 0.99).toFixed(0)} ms, max ${(lat.at(-1) ?? NaN).toFixed(0)} ms (agents' process event-loop delay p99 ${stats.loopDelayP99Ms.toFixed(0)} ms)`,
     );
     console.log(
-      `  errors: ${errors}; /agent/desired fetches: ${stats.desiredFetches}${stats.undrained > 0 ? `; ${stats.undrained} agents' last batch still unanswered after 30 s` : ""}`,
+      `  errors: ${errors}; 503 busy answers (resent after Retry-After): ${stats.busy}; /agent/desired fetches: ${stats.desiredFetches}${stats.undrained > 0 ? `; ${stats.undrained} agents' last batch still unanswered after 30 s` : ""}`,
     );
     for (const [msg, n] of stats.errors) console.log(`    ${n} x ${msg}`);
     if (errors > 0) {
