@@ -120,10 +120,18 @@ function untilFindings(
   timeoutMs: number,
   severity?: "warn" | "critical",
 ) {
+  // What the last look found, for the message if the wait times out.
+  let seen = "";
   return waitFor(
     `${status} ${severity ?? ""} ${FINDING_KIND} findings on ${hostnames.join(", ")}`,
     async () => {
       const byHost = await findingsOf(hostnames);
+      seen = [...byHost]
+        .map(
+          ([h, fs]) =>
+            `${h}: ${fs.map((f) => `${f.kind} ${f.status} ${f.severity} (${f.events.map((e) => e.type).join(", ")})`).join("; ") || "no findings"}`,
+        )
+        .join("\n");
       return [...byHost.values()].every((fs) =>
         fs.some(
           (f) =>
@@ -136,7 +144,9 @@ function untilFindings(
     {
       timeoutMs,
       intervalMs: 500,
-      detail: () => `console A:\n${consoleA?.output()}\nconsole B:\n${consoleB?.output()}`,
+      detail: () =>
+        `findings:\n${seen}\nagents:\n${agents.map((a) => `${a.hostname}: ${a.logs.slice(-3).join(" | ")}`).join("\n")}` +
+        `\nconsole A:\n${consoleA?.output()}\nconsole B:\n${consoleB?.output()}`,
     },
   );
 }
