@@ -2,7 +2,8 @@
  * Console ingest under fleet load, against the same kind of stack as the e2e tests (a throwaway
  * PostgreSQL cluster, migrated and seeded, and the console's production build via `next start`):
  *
- *   - AGENTS simulated agents (default 200), each with its own host token made through the REST API
+ *   - AGENTS simulated agents (200, then 1,000: one stack each), each with its own host token made
+ *     through the REST API
  *     (POST /api/v1/host-tokens as the signed-in admin);
  *   - the agents run in their own process (ingest-agents.ts, forked; its header says what each
  *     agent does), so neither the console nor this process, which measures evaluation lag, shares
@@ -24,7 +25,7 @@
  * agents stop, "drain" is how long until every such host is evaluated up to its newest sample.
  *
  * Prints figures only; no assertions on time. Run: npm run -w @tide/e2e bench
- * Env: TIDE_BENCH_INGEST_AGENTS, TIDE_BENCH_INGEST_SECONDS, TIDE_BENCH_INGEST_HISTORY_S (default
+ * Env: TIDE_BENCH_INGEST_AGENTS (agent counts, default "200,1000"), TIDE_BENCH_INGEST_SECONDS, TIDE_BENCH_INGEST_HISTORY_S (default
  * 120), TIDE_BENCH_INGEST_SKIP=1 (skip),
  * TIDE_BENCH_CONSOLE_DIR (a built copy of apps/console to run instead, e.g. to measure a change
  * without rebuilding the apps/console/.next that other runs may be serving),
@@ -37,7 +38,8 @@ import { startBenchStack } from "./bench-stack";
 import type { AgentsJob, AgentsMessage, AgentsStats } from "./ingest-agents";
 import { ADMIN_EMAIL, CONSOLE_DIR } from "../support/stack";
 
-const AGENTS = Number(process.env.TIDE_BENCH_INGEST_AGENTS ?? 200);
+/** Fleet sizes measured one after the other, each on a stack of its own (issue 16: 200 and 1,000). */
+const AGENT_COUNTS = (process.env.TIDE_BENCH_INGEST_AGENTS ?? "200,1000").split(",").map(Number);
 const DURATION_S = Number(process.env.TIDE_BENCH_INGEST_SECONDS ?? 60);
 /** History each agent replays before the measured phase, s (at least diagnostics' 60 s window). */
 const HISTORY_S = Number(process.env.TIDE_BENCH_INGEST_HISTORY_S ?? 120);
@@ -98,6 +100,14 @@ async function main() {
     console.log("bench: ingest skipped (TIDE_BENCH_INGEST_SKIP=1)");
     return;
   }
+  if (AGENT_COUNTS.some((n) => !Number.isInteger(n) || n < 1)) {
+    throw new Error(`TIDE_BENCH_INGEST_AGENTS: agent counts separated by commas, e.g. 200,1000`);
+  }
+  for (const agents of AGENT_COUNTS) await benchFleet(agents);
+}
+
+/** One fleet of `agents` simulated agents against a console of its own. */
+async function benchFleet(agents: number) {
   const stack = await startBenchStack({ name: "ingest", consoleDir: BENCH_CONSOLE_DIR });
   const client = new pg.Client({ connectionString: stack.dbUrl });
   let child: ChildProcess | undefined;
@@ -114,7 +124,7 @@ async function main() {
       .getSetCookie()
       .map((c) => c.split(";")[0])
       .join("; ");
-    const names = Array.from({ length: AGENTS }, (_, i) => `bench-lb-${String(i).padStart(3, "0")}`);
+    const names = Array.from({ length: agents }, (_, i) => `bench-lb-${String(i).padStart(3, "0")}`);
     const tokens = new Map<string, string>();
     await pool(names, 8, async (hostname) => {
       const res = await fetch(`${stack.baseURL}/api/v1/host-tokens`, {
@@ -172,7 +182,7 @@ async function main() {
     agentsProcess.send(job);
     const warm = await next("warm", WARM_LIMIT_S);
     console.log(
-      `bench: ${AGENTS} tokens + hello + ${HISTORY_S} s history each in ${warm.seconds.toFixed(1)} s`,
+      `bench: ${agents} tokens + hello + ${HISTORY_S} s history each in ${warm.seconds.toFixed(1)} s`,
     );
 
     // Settle: the replayed history leaves every host to evaluate at once; measure the steady state
@@ -228,7 +238,7 @@ async function main() {
     const perRow = dRows > 0 ? dTbl / dRows : NaN;
     const rowsPerHour = dRows * (3600 / wallS);
     console.log(
-      `bench: console ingest, ${AGENTS} agents x 1 sample/s, ${DURATION_S} s real time (not compressed)`,
+      `bench: console ingest, ${agents} agents x 1 sample/s, ${DURATION_S} s real time (not compressed)`,
     );
     console.log(
       `  batches: ${stats.batches} in ${wallS.toFixed(1)} s (offered for ${offeredS.toFixed(1)} s) = ${(stats.batches / wallS).toFixed(1)} batches/s; samples ${stats.samples} (${(stats.samples / wallS).toFixed(1)}/s), accepted ${stats.accepted}, largest batch ${stats.maxBatch}; batch interval asked by the console ${stats.maxBatchIntervalMs > 0 ? `up to ${stats.maxBatchIntervalMs} ms` : "none (one sample per batch)"}`,
