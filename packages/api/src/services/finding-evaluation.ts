@@ -35,8 +35,11 @@ export function windowCacheFor(db: Db): EvaluationWindowCache {
  * The host's evaluation window, oldest first, and its newest sample's time: from this process's
  * cache when the database's shape of the window says it holds all of it, else read (and cached).
  */
-async function hostWindow(db: Db, hostId: string): Promise<{ window: Observation[]; newest: Date } | null> {
-  const cache = windowCacheFor(db);
+async function hostWindow(
+  db: Db | Prisma.TransactionClient,
+  cache: EvaluationWindowCache,
+  hostId: string,
+): Promise<{ window: Observation[]; newest: Date } | null> {
   if (cache.has(hostId)) {
     const shape = await evaluationWindowShape(db, hostId, EVALUATION_WINDOW_S);
     const cached = cache.window(hostId, shape);
@@ -50,7 +53,8 @@ async function hostWindow(db: Db, hostId: string): Promise<{ window: Observation
 }
 
 /**
- * The writing transaction re-runs resolve() under the advisory lock (diagnose() ran before it).
+ * The writing transaction re-runs resolve() under the advisory lock (and diagnose() when newer
+ * samples came meanwhile).
  * Prisma's default 5 s limit is too short for a host with dozens of namespaces and findings on a
  * busy console: every evaluation of that host would time out and its findings would never open. A
  * minute is still bounded; maxWait bounds the wait for a pooled connection.
@@ -188,32 +192,39 @@ function findingWrites(
  * did not change are not rewritten; history events go in one insert. When anything was written,
  * live pages are notified (delivered at commit).
  *
- * The window comes from this process's memory when the database confirms it is complete (hostWindow;
- * one index-only statement instead of a minute of payloads). It and the stored findings are read
- * outside any transaction: most
- * evaluations change nothing (a host without problems), and those end there. Only when something
- * is to be written does it take the per-host advisory lock in a transaction, read the findings again
- * under it and write what they still lack, so two evaluations of one host (two console processes)
- * never race on the same findings; one whose window a newer sample has overtaken meanwhile backs
- * off. (It used to hold the lock and a transaction for every evaluation: five round trips and
- * Prisma's transaction machinery for a usual result of "nothing to do".)
+ * The window comes from this process's memory when the database confirms it is complete
+ * (hostWindow: one index-only statement instead of a minute of payloads). It and the stored
+ * findings are read outside any transaction: most evaluations change nothing (a host without
+ * problems), and those end there. Only when something is to be written does it take the per-host
+ * advisory lock in a transaction, read the findings again under it and write what they still lack,
+ * so two evaluations of one host (two console processes) never race on the same findings; one whose
+ * window a newer sample has overtaken meanwhile evaluates the newer window there. (It used to hold
+ * the lock and a transaction for every evaluation: five round trips and Prisma's transaction
+ * machinery for a usual result of "nothing to do".)
  */
 export async function evaluateHost(db: Db, hostId: string): Promise<EvaluationResult> {
   const nothing = { opened: 0, resolved: 0, written: 0 };
-  const read = await hostWindow(db, hostId);
+  const cache = windowCacheFor(db);
+  const read = await hostWindow(db, cache, hostId);
   if (!read) return nothing;
-  const { window, newest } = read;
-  const current = diagnose(window);
+  let { window, newest } = read;
+  let current = diagnose(window);
   const unlocked = findingWrites(await kernelFindings(db, hostId), current, window, newest, true);
   if (unlocked.length === 0) return nothing;
 
   return db.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`findings:${hostId}`}))`;
-    // A sample newer than our window arrived meanwhile: whoever stored it evaluates the host (ingest
-    // schedules that), so ours would only write findings back to an older window. (Comparing with
-    // the findings' lastSeenAt instead would freeze them after a host's clock was set back.)
+    // A sample newer than our window arrived meanwhile (and maybe another process evaluated it):
+    // evaluate the window as it is now, under the lock, rather than write findings back to an older
+    // one. Never give up instead: a host whose batches come faster than an evaluation takes would
+    // never get its findings written.
     const latest = await newestSampleAt(tx, hostId);
-    if (latest && latest > newest) return nothing;
+    if (latest && latest > newest) {
+      const again = await hostWindow(tx, cache, hostId);
+      if (!again) return nothing;
+      ({ window, newest } = again);
+      current = diagnose(window);
+    }
     const stored = await kernelFindings(tx, hostId);
     const writes = findingWrites(stored, current, window, newest, false);
     const events: Prisma.FindingEventCreateManyInput[] = [];

@@ -17,7 +17,8 @@ import { evaluateHost } from "./finding-evaluation";
  *    at a time), so ingest keeps the rest of the Prisma pool however far evaluation falls behind;
  *  - multi-process safe: each evaluation that writes takes the per-host advisory lock and re-reads
  *    the findings under it, so two console processes that both got batches of one host serialize
- *    on the same findings, and one whose window a newer sample overtook backs off (finding-evaluation.ts);
+ *    on the same findings, and one whose window a newer sample overtook evaluates the newer one
+ *    (finding-evaluation.ts);
  *  - never lost: a failed evaluation is logged and the host stays dirty; it is retried on the
  *    host's next batch, or after a backoff if no batch comes.
  *
