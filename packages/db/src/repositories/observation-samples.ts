@@ -1,5 +1,5 @@
 import type { Prisma } from "@prisma/client";
-import type { Db } from "../client";
+import { pgPoolOf, type Db } from "../client";
 import { MIN_HOT_WINDOW_MS, samplesOfChunks } from "./observation-chunks";
 import { minuteOf } from "./observation-codec";
 
@@ -12,6 +12,17 @@ import { minuteOf } from "./observation-codec";
  */
 
 type Tx = Prisma.TransactionClient | Db;
+
+/**
+ * Rows of `sql` (parameters $1, $2, … from `params`) on the client's own node-postgres pool when it
+ * has one (client.ts pgPoolOf: the hot paths below skip Prisma's query compiler), else through
+ * Prisma (a transaction client). One SQL text for both.
+ */
+async function rawRows<T>(tx: Tx, sql: string, params: unknown[]): Promise<T[]> {
+  const pool = pgPoolOf(tx);
+  if (pool) return (await pool.query(sql, params)).rows as T[];
+  return tx.$queryRawUnsafe<T[]>(sql, ...params);
+}
 
 export interface SampleInsert {
   id: string;
@@ -195,40 +206,54 @@ export async function storeBatch(
   const from = new Date(now - retentionMs).toISOString();
   // Without a clock nothing stored is "in the future": the upper bound is far enough to never bite.
   const to = clock ? new Date(now + clock.maxFutureMs).toISOString() : "infinity";
-  const [r] = await tx.$queryRaw<{ stored: string[] | null; pruned: number }[]>`
-    WITH ins AS (
-      INSERT INTO observation_samples (id, host_id, sampled_at, payload)
-      SELECT x.id, ${hostId}, x.sampled_at, x.payload
-        FROM json_to_recordset(${rows}::json) AS x(id text, sampled_at timestamptz, payload json)
-       WHERE x.sampled_at >= ${from}::timestamptz AND x.sampled_at <= ${to}::timestamptz
-         AND NOT EXISTS (
-               SELECT 1 FROM observation_chunks c
-                WHERE c.host_id = ${hostId}
-                  AND c.minute = date_trunc('minute', x.sampled_at, 'UTC')
-                  AND (extract(epoch FROM x.sampled_at - c.minute) * 1000)::int = ANY (c.offsets_ms))
-      ON CONFLICT DO NOTHING
-      RETURNING id
-    ), del AS (
-      DELETE FROM observation_samples
-       WHERE host_id = ${hostId}
-         AND (sampled_at < ${from}::timestamptz OR sampled_at > ${to}::timestamptz)
-      RETURNING 1
-    ), upd AS (
-      UPDATE hosts
-         SET last_seen_at = now() AT TIME ZONE 'UTC',
-             data_plane = ${JSON.stringify(seen.dataPlane)}::jsonb,
-             agent_version = ${seen.agentVersion},
-             kernel_release = ${seen.kernelRelease},
-             samples_dropped = COALESCE(${seen.samplesDropped === undefined ? null : JSON.stringify(seen.samplesDropped)}::jsonb, samples_dropped)
-       WHERE id = ${hostId}
-      RETURNING 1
-    )
-    SELECT (SELECT array_agg(id) FROM ins) AS stored,
-           (SELECT count(*) FROM del)::int AS pruned,
-           (SELECT count(*) FROM upd)::int AS hosts,
-           (SELECT count(pg_notify(${notify?.channel ?? null}::text, ${notify?.payload ?? null}::text))
-              FROM (SELECT 1 FROM ins LIMIT 1) i
-             WHERE ${notify?.channel ?? null}::text IS NOT NULL)::int AS notified`;
+  const [r] = await rawRows<{ stored: string[] | null; pruned: number }>(
+    tx,
+    `WITH ins AS (
+       INSERT INTO observation_samples (id, host_id, sampled_at, payload)
+       SELECT x.id, $1, x.sampled_at, x.payload
+         FROM json_to_recordset($2::json) AS x(id text, sampled_at timestamptz, payload json)
+        WHERE x.sampled_at >= $3::timestamptz AND x.sampled_at <= $4::timestamptz
+          AND NOT EXISTS (
+                SELECT 1 FROM observation_chunks c
+                 WHERE c.host_id = $1
+                   AND c.minute = date_trunc('minute', x.sampled_at, 'UTC')
+                   AND (extract(epoch FROM x.sampled_at - c.minute) * 1000)::int = ANY (c.offsets_ms))
+       ON CONFLICT DO NOTHING
+       RETURNING id
+     ), del AS (
+       DELETE FROM observation_samples
+        WHERE host_id = $1
+          AND (sampled_at < $3::timestamptz OR sampled_at > $4::timestamptz)
+       RETURNING 1
+     ), upd AS (
+       UPDATE hosts
+          SET last_seen_at = now() AT TIME ZONE 'UTC',
+              data_plane = $5::jsonb,
+              agent_version = $6,
+              kernel_release = $7,
+              samples_dropped = COALESCE($8::jsonb, samples_dropped)
+        WHERE id = $1
+       RETURNING 1
+     )
+     SELECT (SELECT array_agg(id) FROM ins) AS stored,
+            (SELECT count(*) FROM del)::int AS pruned,
+            (SELECT count(*) FROM upd)::int AS hosts,
+            (SELECT count(pg_notify($9::text, $10::text))
+               FROM (SELECT 1 FROM ins LIMIT 1) i
+              WHERE $9::text IS NOT NULL)::int AS notified`,
+    [
+      hostId,
+      rows,
+      from,
+      to,
+      JSON.stringify(seen.dataPlane),
+      seen.agentVersion,
+      seen.kernelRelease,
+      seen.samplesDropped === undefined ? null : JSON.stringify(seen.samplesDropped),
+      notify?.channel ?? null,
+      notify?.payload ?? null,
+    ],
+  );
   let storedIds = r?.stored ?? [];
   // A sample old enough for its minute to be compacted may have been stored while the compactor was
   // moving that minute (observation-chunks.ts): the statement's snapshot predates the chunk. A second
@@ -239,14 +264,17 @@ export async function storeBatch(
     .filter((s) => stored.has(s.id) && s.sampledAt.getTime() < recheckBefore)
     .map((s) => s.id);
   if (old.length > 0) {
-    const copies = await tx.$queryRaw<{ id: string }[]>`
-      DELETE FROM observation_samples s
-       USING observation_chunks c
-       WHERE s.id = ANY(${old}::text[])
-         AND c.host_id = s.host_id
-         AND c.minute = date_trunc('minute', s.sampled_at, 'UTC')
-         AND (extract(epoch FROM s.sampled_at - c.minute) * 1000)::int = ANY (c.offsets_ms)
-      RETURNING s.id`;
+    const copies = await rawRows<{ id: string }>(
+      tx,
+      `DELETE FROM observation_samples s
+        USING observation_chunks c
+        WHERE s.id = ANY($1::text[])
+          AND c.host_id = s.host_id
+          AND c.minute = date_trunc('minute', s.sampled_at, 'UTC')
+          AND (extract(epoch FROM s.sampled_at - c.minute) * 1000)::int = ANY (c.offsets_ms)
+       RETURNING s.id`,
+      [old],
+    );
     if (copies.length > 0) {
       const dropped = new Set(copies.map((c) => c.id));
       storedIds = storedIds.filter((id) => !dropped.has(id));
@@ -272,15 +300,18 @@ export interface WindowShape {
  * parsing a minute of payloads.
  */
 export async function evaluationWindowShape(tx: Tx, hostId: string, seconds: number): Promise<WindowShape> {
-  const [r] = await tx.$queryRaw<{ newest: Date | null; count: number; chunked: boolean }[]>`
-    WITH n AS (SELECT max(sampled_at) AS newest FROM observation_samples WHERE host_id = ${hostId}),
-         c AS (SELECT max(last_at) AS newest FROM observation_chunks WHERE host_id = ${hostId})
-    SELECT n.newest,
-           (SELECT count(*) FROM observation_samples s
-             WHERE s.host_id = ${hostId}
-               AND s.sampled_at >= n.newest - make_interval(secs => ${seconds}::float8))::int AS count,
-           coalesce(c.newest >= n.newest - make_interval(secs => ${seconds}::float8), c.newest IS NOT NULL) AS chunked
-      FROM n, c`;
+  const [r] = await rawRows<{ newest: Date | null; count: number; chunked: boolean }>(
+    tx,
+    `WITH n AS (SELECT max(sampled_at) AS newest FROM observation_samples WHERE host_id = $1),
+          c AS (SELECT max(last_at) AS newest FROM observation_chunks WHERE host_id = $1)
+     SELECT n.newest,
+            (SELECT count(*) FROM observation_samples s
+              WHERE s.host_id = $1
+                AND s.sampled_at >= n.newest - make_interval(secs => $2::float8))::int AS count,
+            coalesce(c.newest >= n.newest - make_interval(secs => $2::float8), c.newest IS NOT NULL) AS chunked
+       FROM n, c`,
+    [hostId, seconds],
+  );
   return {
     newest: r?.newest ? new Date(r.newest) : null,
     count: r?.count ?? 0,
@@ -295,19 +326,22 @@ export async function evaluationWindowShape(tx: Tx, hostId: string, seconds: num
 export async function evaluationWindow(tx: Tx, hostId: string, seconds: number): Promise<StoredSample[]> {
   // The compactor leaves at least the last few minutes raw, so the chunk half is empty unless the
   // host went quiet long enough for its newest samples to be compacted.
-  const rows = await tx.$queryRaw<(TierRow & { since: Date })[]>`
-    WITH w AS (
-      SELECT greatest((SELECT max(sampled_at) FROM observation_samples WHERE host_id = ${hostId}),
-                      (SELECT max(last_at) FROM observation_chunks WHERE host_id = ${hostId}))
-             - make_interval(secs => ${seconds}::float8) AS since
-    )
-    SELECT sampled_at, payload, NULL::timestamptz AS minute, NULL::bytea AS data, w.since
-      FROM observation_samples, w
-     WHERE host_id = ${hostId} AND sampled_at >= w.since
-    UNION ALL
-    SELECT NULL, NULL, minute, data, w.since
-      FROM observation_chunks, w
-     WHERE host_id = ${hostId} AND last_at >= w.since`;
+  const rows = await rawRows<TierRow & { since: Date }>(
+    tx,
+    `WITH w AS (
+       SELECT greatest((SELECT max(sampled_at) FROM observation_samples WHERE host_id = $1),
+                       (SELECT max(last_at) FROM observation_chunks WHERE host_id = $1))
+              - make_interval(secs => $2::float8) AS since
+     )
+     SELECT sampled_at, payload, NULL::timestamptz AS minute, NULL::bytea AS data, w.since
+       FROM observation_samples, w
+      WHERE host_id = $1 AND sampled_at >= w.since
+     UNION ALL
+     SELECT NULL, NULL, minute, data, w.since
+       FROM observation_chunks, w
+      WHERE host_id = $1 AND last_at >= w.since`,
+    [hostId, seconds],
+  );
   const since = rows[0]?.since;
   return since ? samplesOfRows(rows, new Date(since).getTime(), Infinity) : [];
 }
