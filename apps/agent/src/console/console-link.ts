@@ -69,9 +69,17 @@ export class ConsoleHttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The answer's Retry-After in ms (seconds form only), or null. */
+    readonly retryAfterMs: number | null = null,
   ) {
     super(message);
   }
+}
+
+/** Retry-After in ms when it is a number of seconds (the console's form), else null. */
+export function retryAfterMs(header: string | null): number | null {
+  if (header === null || !/^\d{1,6}$/.test(header.trim())) return null;
+  return Number(header.trim()) * 1000;
 }
 
 /** Remove anything that looks like a host token from a message (never log the token). */
@@ -217,14 +225,19 @@ export class ConsoleLink {
       const status = err instanceof ConsoleHttpError ? err.status : null;
       // A token problem is no outage: every console would say the same (one database).
       const token = deliveryFailure(status) === "token";
+      // 503: the console is up but busy (its in-flight bound, a locked row): not an outage either,
+      // but another console may have room, and this one says when to come back.
+      const busy = status === 503;
       const moved = token ? (this.consoles.refused(), null) : this.consoles.unreachable();
-      const wait = backoffMs(this.consoles.backoffStep);
+      const asked = err instanceof ConsoleHttpError && moved === null ? (err.retryAfterMs ?? 0) : 0;
+      const wait = Math.max(backoffMs(this.consoles.backoffStep), asked);
       this.nextAttemptAt = Date.now() + wait;
+      const down = busy ? "busy" : "unreachable";
       const what = token
         ? `console${several ? ` ${this.consoleUrl}` : ""} rejected the host token (${this.lastError}): check hostTokenFile and the token's host`
         : moved !== null
-          ? `console ${moved.from} unreachable (${this.lastError}); trying ${moved.to}`
-          : `console unreachable (${this.lastError})`;
+          ? `console ${moved.from} ${down} (${this.lastError}); trying ${moved.to}`
+          : `console ${down} (${this.lastError})`;
       this.o.log(`${what}; ${this.buffer.size} samples buffered, retry in ${wait} ms`);
     } finally {
       this.sending = false;
@@ -430,6 +443,7 @@ export class ConsoleLink {
       throw new ConsoleHttpError(
         res.status,
         `${method} ${url.pathname}: HTTP ${res.status} ${redact(text, this.o.token)}`,
+        retryAfterMs(res.headers.get("retry-after")),
       );
     }
     return res;

@@ -28,13 +28,36 @@ async function bodyOf(req: IncomingMessage): Promise<unknown> {
  */
 async function fakeConsoleProcess(
   dies: (stored: string[]) => boolean = () => false,
-): Promise<{ server: Server; url: string; stored: string[]; refused: string[] }> {
+  /** Answer this many batches 503 busy with `Retry-After: 2` (its in-flight bound), as the console does. */
+  busyBatches = 0,
+): Promise<{
+  server: Server;
+  url: string;
+  stored: string[];
+  refused: string[];
+  busyAt: number[];
+  batchAt: number[];
+}> {
   const stored: string[] = [];
   const refused: string[] = [];
+  /** When each batch arrived, and when each one answered busy arrived (ms). */
+  const batchAt: number[] = [];
+  const busyAt: number[] = [];
   const server = createServer((req, res) => {
     if (dies(stored)) {
       kill(server);
       return;
+    }
+    if (req.url?.startsWith("/api/v1/agent/observations")) {
+      batchAt.push(Date.now());
+      if (busyAt.length < busyBatches) {
+        busyAt.push(Date.now());
+        req.resume();
+        res
+          .writeHead(503, { "content-type": "application/json", "retry-after": "2" })
+          .end(JSON.stringify({ message: "The console is busy: it is working on 64 agent batches." }));
+        return;
+      }
     }
     void (async () => {
       const u = new URL(req.url ?? "/", "http://console");
@@ -57,7 +80,7 @@ async function fakeConsoleProcess(
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  return { server, url: `http://127.0.0.1:${port}`, stored, refused };
+  return { server, url: `http://127.0.0.1:${port}`, stored, refused, busyAt, batchAt };
 }
 
 /** Stop answering: no new connection is accepted and open ones are cut (a killed process). */
@@ -126,5 +149,50 @@ describe("agent with two consoles: console A stops mid-run", () => {
     console.log(
       `[failover it] ${all.length} samples: ${a.stored.length} stored by A, ${b.stored.length} by B after the switch`,
     );
+  });
+});
+
+describe("agent with one busy console", () => {
+  it("waits the 503's Retry-After, keeps the batch, and delivers every sample once, in order", async () => {
+    const a = await fakeConsoleProcess(() => false, 2);
+    const logs: string[] = [];
+    const link = new ConsoleLink({
+      consoleUrls: [a.url],
+      token: c.hostToken,
+      bufferCapacity: 1000,
+      hello: () => testHello(HOST),
+      log: (line) => logs.push(line),
+      onDesired: () => Promise.resolve(),
+    });
+    const start = Math.floor(Date.now() / 1000) * 1000 - 4 * 60_000;
+    const offered: string[] = [];
+    const deadline = Date.now() + 45_000;
+    try {
+      while (offered.length < 30 || link.buffer.size > 0 || a.stored.length === 0) {
+        if (Date.now() > deadline) throw new Error(`not delivered in 45 s; logs:\n${logs.join("\n")}`);
+        const o = {
+          ...sample(offered.length),
+          sampledAt: new Date(start + offered.length * 1000).toISOString(),
+        };
+        offered.push(o.sampledAt);
+        await link.offer(o, []);
+        await sleep(100);
+      }
+    } finally {
+      await link.close();
+      kill(a.server);
+    }
+    expect(a.busyAt).toHaveLength(2);
+    // Each busy answer was waited out: the next batch came no sooner than its Retry-After (2 s),
+    // not after the 1 s a first failure backs off.
+    for (const t of a.busyAt) {
+      const after = a.batchAt.find((b) => b > t);
+      expect(after, "a batch after the busy answer").toBeDefined();
+      expect(after! - t).toBeGreaterThanOrEqual(2_000);
+    }
+    expect(a.stored).toEqual(offered);
+    expect(a.refused).toEqual([]);
+    expect(logs.filter((l) => l.startsWith("console busy (")).length).toBe(2);
+    expect(logs.some((l) => l.includes("unreachable"))).toBe(false);
   });
 });
