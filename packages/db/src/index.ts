@@ -10,6 +10,7 @@ export {
   type FindingStatus,
   type FindingEventType,
 } from "@prisma/client";
+export * from "./repositories/host-tokens";
 export * from "./repositories/observation-samples";
 export * from "./repositories/observation-chunks";
 export * from "./repositories/observation-codec";

@@ -1,5 +1,5 @@
 import { HOST_TOKEN_PREFIX, newId, TideError } from "@tide/contracts";
-import { hostTokenSummarySelect, type Db, type HostTokenSummaryRow } from "@tide/db";
+import { hostTokenByHash, hostTokenSummarySelect, type Db, type HostTokenSummaryRow } from "@tide/db";
 import type { HostTokenSummary } from "../schemas/hosts.schema";
 import { recordAudit } from "../services/audit.service";
 import { actorRef, type Actor } from "./actor";
@@ -129,10 +129,7 @@ export async function hostFromToken(db: Db, token: string): Promise<HostCaller |
   const cache = hostTokenCacheFor(db);
   const cached = cache.get(digest);
   if (cached) return cached;
-  const row = await db.hostToken.findUnique({
-    where: { tokenHash: digest },
-    select: { id: true, revokedAt: true, lastUsedAt: true, host: { select: { id: true, name: true } } },
-  });
+  const row = await hostTokenByHash(db, digest);
   if (!row || row.revokedAt) return null;
   const now = new Date();
   // Agents call every few seconds: record use at most once a minute.
@@ -140,10 +137,10 @@ export async function hostFromToken(db: Db, token: string): Promise<HostCaller |
     await db.hostToken.update({ where: { id: row.id }, data: { lastUsedAt: now } });
   }
   const caller: HostCaller = {
-    hostId: row.host.id,
-    hostname: row.host.name,
+    hostId: row.hostId,
+    hostname: row.hostName,
     tokenId: row.id,
-    label: `host ${row.host.name} (${row.id})`,
+    label: `host ${row.hostName} (${row.id})`,
   };
   cache.set(digest, caller);
   return caller;
