@@ -54,10 +54,10 @@ async function hostWindow(
 
 /**
  * The writing transaction re-runs resolve() under the advisory lock (and diagnose() when newer
- * samples came meanwhile).
- * Prisma's default 5 s limit is too short for a host with dozens of namespaces and findings on a
- * busy console: every evaluation of that host would time out and its findings would never open. A
- * minute is still bounded; maxWait bounds the wait for a pooled connection.
+ * samples came meanwhile). Prisma's default 5 s limit is too short for a host with dozens of
+ * namespaces and findings on a busy console: every evaluation of that host would time out and its
+ * findings would never open. A minute is still bounded; maxWait bounds the wait for a pooled
+ * connection.
  */
 const EVALUATION_TRANSACTION = { timeout: 60_000, maxWait: 10_000 };
 
@@ -120,9 +120,9 @@ export function rowToFinding(r: FindingRow): Finding {
 
 /**
  * Whether a finding diagnostics made matches the Finding contract, so what is stored can be read
- * back (`log`: say so on the console). Rates are finite by construction (diagnostics' rates.ts); this is the last line: JSON would
+ * back. Rates are finite by construction (diagnostics' rates.ts); this is the last line: JSON would
  * store an Infinity as null and every list of findings would carry a row that does not parse. One
- * that does not match is logged and not written (its previous state, if any, stays).
+ * that does not match is not written (its previous state, if any, stays) and, with `log`, logged.
  */
 function storable(f: Finding, log = true): boolean {
   const parsed = Finding.safeParse(f);
