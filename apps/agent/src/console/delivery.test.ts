@@ -147,7 +147,8 @@ describe("ConsoleLink: a refused batch never blocks the samples behind it", () =
     expect(link.buffer.size).toBe(10);
     expect(link.connected).toBe(false);
     expect(link.samplesDropped.refused).toBe(0);
-    expect(logs.at(-1)).toMatch(/console unreachable .*HTTP 503.*; 10 samples buffered/);
+    // Busy, not down: the console answered (its in-flight bound, a locked row).
+    expect(logs.at(-1)).toMatch(/console busy .*HTTP 503.*; 10 samples buffered/);
 
     up = true;
     vi.setSystemTime(Date.now() + 2_000); // past the first backoff (1 s + 20 % jitter)
@@ -286,7 +287,7 @@ describe("ConsoleLink: several consoles (consoleUrls)", () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     let aUp = false;
     const c = twoConsoles(
-      (batch) => (aUp ? { status: 200, body: stored(batch) } : { status: 503, body: { message: "down" } }),
+      (batch) => (aUp ? { status: 200, body: stored(batch) } : { status: 502, body: { message: "down" } }),
       (batch) => ({ status: 200, body: stored(batch) }),
     );
     const logs: string[] = [];
@@ -296,7 +297,7 @@ describe("ConsoleLink: several consoles (consoleUrls)", () => {
     expect(link.buffer.size).toBe(3);
     expect(link.consoleUrl).toBe("http://b.test");
     expect(logs.at(-1)).toMatch(
-      /^console http:\/\/a\.test unreachable \(POST \/api\/v1\/agent\/observations: HTTP 503 .*\); trying http:\/\/b\.test; 3 samples buffered, retry in \d+ ms$/,
+      /^console http:\/\/a\.test unreachable \(POST \/api\/v1\/agent\/observations: HTTP 502 .*\); trying http:\/\/b\.test; 3 samples buffered, retry in \d+ ms$/,
     );
     await link.offer(sample(3), []); // within the backoff: nothing sent
     expect(c.b).toEqual([]);
@@ -307,7 +308,7 @@ describe("ConsoleLink: several consoles (consoleUrls)", () => {
     aUp = true; // sticky: A answering again does not take the agent back
     await link.offer(sample(5), []);
     expect(c.b.flat()).toEqual([0, 1, 2, 3, 4, 5].map((t) => sample(t).sampledAt));
-    expect(c.a.flat()).toEqual([0, 1, 2].map((t) => sample(t).sampledAt)); // refused with 503, not stored
+    expect(c.a.flat()).toEqual([0, 1, 2].map((t) => sample(t).sampledAt)); // refused with 502, not stored
     expect(link.consoleUrl).toBe("http://b.test");
   });
 
