@@ -121,16 +121,13 @@ function probeContinuous(prev: Observation, curr: Observation, probe: ProbeName)
   return a !== null && a === probeStartedAt(curr, probe);
 }
 
-/** Rates between two samples of the same host (curr later than prev). */
-export function rates(prev: Observation, curr: Observation): Rates {
-  if (prev.hostId !== curr.hostId)
-    throw new Error(`rates: samples of two hosts (${prev.hostId}, ${curr.hostId})`);
-  const seconds = (Date.parse(curr.sampledAt) - Date.parse(prev.sampledAt)) / 1000;
-  const out: Rates = {
-    hostId: curr.hostId,
-    from: prev.sampledAt,
-    to: curr.sampledAt,
-    seconds: Math.max(seconds, 0),
+/** Rates of nothing yet over [from, to]: every map and list empty. */
+function noRates(hostId: string, from: string, to: string, seconds: number): Rates {
+  return {
+    hostId,
+    from,
+    to,
+    seconds,
     namespaces: new Map(),
     appeared: [],
     disappeared: [],
@@ -140,6 +137,14 @@ export function rates(prev: Observation, curr: Observation): Rates {
     netRx: new Map(),
     icmpFragNeeded: new Map(),
   };
+}
+
+/** Rates between two samples of the same host (curr later than prev). */
+export function rates(prev: Observation, curr: Observation): Rates {
+  if (prev.hostId !== curr.hostId)
+    throw new Error(`rates: samples of two hosts (${prev.hostId}, ${curr.hostId})`);
+  const seconds = (Date.parse(curr.sampledAt) - Date.parse(prev.sampledAt)) / 1000;
+  const out = noRates(curr.hostId, prev.sampledAt, curr.sampledAt, Math.max(seconds, 0));
   const prevNs = new Map(prev.namespaces.map((n) => [n.netns.inode, n]));
   const currNs = new Map(curr.namespaces.map((n) => [n.netns.inode, n]));
   for (const n of curr.namespaces) if (!prevNs.has(n.netns.inode)) out.appeared.push(n.netns);
@@ -255,20 +260,7 @@ export function windowRates(samples: readonly Observation[]): Rates | null {
   if (samples.length < 2) return null;
   const first = samples[0]!;
   const last = samples[samples.length - 1]!;
-  const acc: Rates = {
-    hostId: last.hostId,
-    from: first.sampledAt,
-    to: first.sampledAt,
-    seconds: 0,
-    namespaces: new Map(),
-    appeared: [],
-    disappeared: [],
-    cpus: new Map(),
-    listenOverflow: new Map(),
-    connect: new Map(),
-    netRx: new Map(),
-    icmpFragNeeded: new Map(),
-  };
+  const acc = noRates(last.hostId, first.sampledAt, first.sampledAt, 0);
   for (let i = 1; i < samples.length; i++) addRatesInto(acc, rates(samples[i - 1]!, samples[i]!));
   const firstNs = new Set(first.namespaces.map((n) => n.netns.inode));
   const lastNs = new Set(last.namespaces.map((n) => n.netns.inode));
