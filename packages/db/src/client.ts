@@ -61,3 +61,18 @@ const pools = new WeakMap<object, pg.Pool>();
 export function pgPoolOf(client: Db | Prisma.TransactionClient): pg.Pool | null {
   return pools.get(client) ?? null;
 }
+
+/**
+ * Rows of `sql` (parameters $1, $2, … from `params`) on the client's own node-postgres pool when it
+ * has one (pgPoolOf: the hot paths skip Prisma's query compiler), else through Prisma (a
+ * transaction client). One SQL text for both.
+ */
+export async function rawRows<T>(
+  client: Db | Prisma.TransactionClient,
+  sql: string,
+  params: unknown[],
+): Promise<T[]> {
+  const pool = pgPoolOf(client);
+  if (pool) return (await pool.query(sql, params)).rows as T[];
+  return client.$queryRawUnsafe<T[]>(sql, ...params);
+}

@@ -17,3 +17,4 @@ export * from "./repositories/observation-codec";
 export * from "./repositories/observation-rollup";
 export * from "./repositories/observation-history";
 export * from "./repositories/observation-rollup-columns";
+export * from "./repositories/host-traffic";

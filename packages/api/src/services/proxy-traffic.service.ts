@@ -7,7 +7,7 @@ import {
   type Observation,
   type PoolTraffic,
 } from "@tide/contracts";
-import { bindSelect, type Db, type Prisma } from "@tide/db";
+import { bindSelect, hostTrafficContext, storeHostTraffic, type Db, type Prisma } from "@tide/db";
 import { POOLS_CHANNEL } from "../live/channels";
 import {
   establishedToBinds,
@@ -54,29 +54,23 @@ export async function recordTraffic(
   const established = establishedOf(newest);
   if (redirect === null && established === null) return;
   try {
-    const [row, proxies] = await Promise.all([
-      db.host.findUnique({ where: { id: host.hostId }, select: { traffic: true } }),
-      db.proxy.findMany({
-        where: { hostname: host.hostname },
-        select: { poolId: true, pool: { select: { binds: { select: bindSelect } } } },
-      }),
-    ]);
+    // One statement to read and one to write (with the pools' notifies), on node-postgres: ingest
+    // calls this for every batch of a proxy host (@tide/db host-traffic.ts).
+    const context = await hostTrafficContext(db, host.hostId, host.hostname);
     const sample: TrafficSample = {
       at: newest.sampledAt,
       redirect,
       established,
-      vipEstablished: establishedToBinds(
-        established,
-        proxies.flatMap((p) => p.pool.binds),
-      ),
+      vipEstablished: establishedToBinds(established, context.binds),
     };
-    const next = nextTraffic((row?.traffic ?? null) as HostTraffic | null, sample);
-    await db.host.update({
-      where: { id: host.hostId },
-      data: { traffic: next as unknown as Prisma.InputJsonValue },
-    });
-    for (const poolId of new Set(proxies.map((p) => p.poolId)))
-      await db.$executeRaw`SELECT pg_notify(${POOLS_CHANNEL}, ${`${poolId} traffic`})`;
+    const next = nextTraffic((context.traffic ?? null) as HostTraffic | null, sample);
+    await storeHostTraffic(
+      db,
+      host.hostId,
+      next as unknown as Prisma.InputJsonValue,
+      POOLS_CHANNEL,
+      context.poolIds.map((poolId) => `${poolId} traffic`),
+    );
   } catch (e) {
     console.error(`traffic of host ${host.hostname}: not recorded`, e);
   }

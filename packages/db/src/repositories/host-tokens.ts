@@ -1,5 +1,5 @@
 import type { Prisma } from "@prisma/client";
-import { pgPoolOf, type Db } from "../client";
+import { rawRows, type Db } from "../client";
 
 /** A host token as authentication needs it (host_tokens joined with its host). */
 export interface HostTokenRow {
@@ -32,11 +32,7 @@ export async function hostTokenByHash(
     host_id: string;
     host_name: string;
   };
-  const pool = pgPoolOf(db);
-  const rows = pool
-    ? (await pool.query<Row>(sql, [tokenHash])).rows
-    : await db.$queryRawUnsafe<Row[]>(sql, tokenHash);
-  const r = rows[0];
+  const [r] = await rawRows<Row>(db, sql, [tokenHash]);
   if (!r) return null;
   return {
     id: r.id,
