@@ -17,4 +17,5 @@ export * from "./repositories/observation-codec";
 export * from "./repositories/observation-rollup";
 export * from "./repositories/observation-history";
 export * from "./repositories/observation-rollup-columns";
+export * from "./repositories/findings";
 export * from "./repositories/host-traffic";

@@ -6,13 +6,15 @@ import { Finding, KernelFindingKind, type Observation } from "@tide/contracts";
 import {
   evaluationWindow,
   evaluationWindowShape,
-  findingSelect,
-  newestSampleAt,
+  evaluationWindowShapes,
+  findingsOfHosts,
+  newestSamplesAt,
   type Db,
   type FindingEventType,
   type FindingRow,
   type FindingSeverity,
   type Prisma,
+  type WindowShape,
 } from "@tide/db";
 import { diagnose, RATE_WINDOW_S, resolve } from "@tide/diagnostics";
 import { isDeepStrictEqual } from "node:util";
@@ -31,17 +33,25 @@ export function windowCacheFor(db: Db): EvaluationWindowCache {
   return evaluationWindowCacheFor(db, EVALUATION_WINDOW_S);
 }
 
+/** A host's evaluation window, oldest first, and its newest sample's time. */
+interface HostWindow {
+  window: Observation[];
+  newest: Date;
+}
+
 /**
- * The host's evaluation window, oldest first, and its newest sample's time: from this process's
- * cache when the database's shape of the window says it holds all of it, else read (and cached).
+ * The host's evaluation window: from this process's cache when the database's shape of the window
+ * (`shape`, read for a whole batch of hosts at once; else read here) says it holds all of it, else
+ * read (and cached). Null when the host has no samples.
  */
 async function hostWindow(
   db: Db | Prisma.TransactionClient,
   cache: EvaluationWindowCache,
   hostId: string,
-): Promise<{ window: Observation[]; newest: Date } | null> {
+  shape?: WindowShape,
+): Promise<HostWindow | null> {
   if (cache.has(hostId)) {
-    const shape = await evaluationWindowShape(db, hostId, EVALUATION_WINDOW_S);
+    shape ??= await evaluationWindowShape(db, hostId, EVALUATION_WINDOW_S);
     const cached = cache.window(hostId, shape);
     if (cached && shape.newest) return { window: cached, newest: shape.newest };
   }
@@ -179,14 +189,19 @@ type FindingWrite =
   | { op: "refresh"; finding: Finding; from: FindingSeverity }
   | { op: "resolve"; finding: Finding; at: string; reason: string };
 
-/** The host's stored findings of the kinds diagnostics owns. */
-function kernelFindings(tx: Db | Prisma.TransactionClient, hostId: string): Promise<FindingRow[]> {
-  // Diagnostics owns the kernel kinds only: health findings (health-findings.ts) are the health
-  // checks' to open and resolve, never "gone" because the counters do not show them.
-  return tx.finding.findMany({
-    where: { hostId, kind: { in: KernelFindingKind.options } },
-    select: findingSelect,
-  });
+/**
+ * The stored findings of the kinds diagnostics owns, per host (every host asked has an entry).
+ * Health findings (health-findings.ts) are the health checks' to open and resolve, never "gone"
+ * because the counters do not show them.
+ */
+async function kernelFindings(
+  tx: Db | Prisma.TransactionClient,
+  hostIds: readonly string[],
+): Promise<Map<string, FindingRow[]>> {
+  const byHost = new Map<string, FindingRow[]>(hostIds.map((id) => [id, []]));
+  for (const r of await findingsOfHosts(tx, hostIds, KernelFindingKind.options))
+    byHost.get(r.hostId)?.push(r);
+  return byHost;
 }
 
 /**
@@ -219,48 +234,149 @@ function findingWrites(
   return writes;
 }
 
+/** An evaluated host with findings to write: what diagnose() said over which window. */
+interface Pending {
+  hostId: string;
+  window: Observation[];
+  newest: Date;
+  current: Finding[];
+}
+
+/** Hosts evaluated together at most (finding-evaluator.ts takes its batches up to this). */
+export const EVALUATION_BATCH_MAX = 200;
+
+const NOTHING: EvaluationResult = { opened: 0, resolved: 0, written: 0 };
+
+/** Let the event loop serve requests between two hosts' diagnose() (each ~1 ms of CPU). */
+const yieldToRequests = () => new Promise<void>((r) => setImmediate(r));
+
 /**
- * Re-run diagnostics over the host's last EVALUATION_WINDOW_S of samples and bring its findings up
+ * Re-run diagnostics over each host's last EVALUATION_WINDOW_S of samples and bring its findings up
  * to date: new ones open, known ones refresh (severity changes are recorded), vanished ones resolve
  * when the window could evaluate them, resolved ones that come back reopen. Findings whose content
  * did not change are not rewritten; history events go in one insert. When anything was written,
- * live pages are notified (delivered at commit).
+ * live pages are notified (delivered at commit). Returns each host's result, or the error its
+ * evaluation failed with (the others are not held back by it).
  *
- * The window comes from this process's memory when the database confirms it is complete
- * (hostWindow: one index-only statement instead of a minute of payloads). It and the stored
- * findings are read outside any transaction: most evaluations change nothing (a host without
- * problems), and those end there. Only when something is to be written does it take the per-host
- * advisory lock in a transaction, read the findings again under it and write what they still lack,
- * so two evaluations of one host (two console processes) never race on the same findings; one whose
- * window a newer sample has overtaken meanwhile evaluates the newer window there. (It used to hold
- * the lock and a transaction for every evaluation: five round trips and Prisma's transaction
- * machinery for a usual result of "nothing to do".)
+ * A batch of hosts costs a fixed number of statements, not a few per host (finding-evaluator.ts
+ * hands it every host due at once; at 1,000 agents ~100 a second):
+ *  - reads, outside any transaction: the shapes of the windows this process holds in memory (one
+ *    index-only statement for all; a host whose cached window matches is not read) and the stored
+ *    findings of all hosts (one statement). Most hosts change nothing (no problems) and end there;
+ *  - writes, for the hosts whose findings change, in one transaction (writeFindings): it takes
+ *    their per-host advisory locks, reads their newest samples and findings again under them and
+ *    writes what they still lack, so two console processes never race on one host's findings; a
+ *    host whose window a newer sample overtook meanwhile is evaluated again there, on the newer
+ *    window. If that transaction fails, each host's writes are retried alone, so one host's failure
+ *    is its own.
+ * (It used to be per host, through Prisma, with the lock and a transaction for every evaluation:
+ * five round trips and the query compiler for a usual result of "nothing to do".)
  */
-export async function evaluateHost(db: Db, hostId: string): Promise<EvaluationResult> {
-  const nothing = { opened: 0, resolved: 0, written: 0 };
+export async function evaluateHosts(
+  db: Db,
+  hostIds: readonly string[],
+): Promise<Map<string, EvaluationResult | Error>> {
+  const results = new Map<string, EvaluationResult | Error>();
   const cache = windowCacheFor(db);
-  const read = await hostWindow(db, cache, hostId);
-  if (!read) return nothing;
-  let { window, newest } = read;
-  let current = diagnose(window);
-  const unlocked = findingWrites(await kernelFindings(db, hostId), current, window, newest, true);
-  if (unlocked.length === 0) return nothing;
-
-  return db.$transaction(async (tx) => {
-    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`findings:${hostId}`}))`;
-    // A sample newer than our window arrived meanwhile (and maybe another process evaluated it):
-    // evaluate the window as it is now, under the lock, rather than write findings back to an older
-    // one. Never give up instead: a host whose batches come faster than an evaluation takes would
-    // never get its findings written.
-    const latest = await newestSampleAt(tx, hostId);
-    if (latest && latest > newest) {
-      const again = await hostWindow(tx, cache, hostId);
-      if (!again) return nothing;
-      ({ window, newest } = again);
-      current = diagnose(window);
+  const cached = hostIds.filter((id) => cache.has(id));
+  const [shapes, stored] = await Promise.all([
+    cached.length > 0
+      ? evaluationWindowShapes(db, cached, EVALUATION_WINDOW_S)
+      : new Map<string, WindowShape>(),
+    kernelFindings(db, hostIds),
+  ]);
+  const pending: Pending[] = [];
+  for (const [i, hostId] of hostIds.entries()) {
+    if (i > 0) await yieldToRequests();
+    try {
+      const read = await hostWindow(db, cache, hostId, shapes.get(hostId));
+      if (!read) {
+        results.set(hostId, NOTHING);
+        continue;
+      }
+      const current = diagnose(read.window);
+      if (findingWrites(stored.get(hostId) ?? [], current, read.window, read.newest, true).length === 0) {
+        results.set(hostId, NOTHING);
+        continue;
+      }
+      pending.push({ hostId, ...read, current });
+    } catch (e) {
+      results.set(hostId, e instanceof Error ? e : new Error(String(e)));
     }
-    const stored = await kernelFindings(tx, hostId);
-    const writes = findingWrites(stored, current, window, newest, false);
+  }
+  if (pending.length === 0) return results;
+  try {
+    for (const [hostId, r] of await writeFindings(db, pending)) results.set(hostId, r);
+  } catch (batchError) {
+    if (pending.length === 1) {
+      results.set(
+        pending[0]!.hostId,
+        batchError instanceof Error ? batchError : new Error(String(batchError)),
+      );
+      return results;
+    }
+    for (const p of pending) {
+      try {
+        for (const [hostId, r] of await writeFindings(db, [p])) results.set(hostId, r);
+      } catch (e) {
+        results.set(p.hostId, e instanceof Error ? e : new Error(String(e)));
+      }
+    }
+  }
+  return results;
+}
+
+/** evaluateHosts for one host; throws what its evaluation failed with. */
+export async function evaluateHost(db: Db, hostId: string): Promise<EvaluationResult> {
+  const r = (await evaluateHosts(db, [hostId])).get(hostId)!;
+  if (r instanceof Error) throw r;
+  return r;
+}
+
+/**
+ * Write what `pending`'s hosts' findings lack, in one transaction under their advisory locks (see
+ * evaluateHosts). The locks are taken in one statement in the order of their keys, so two
+ * transactions that lock overlapping sets of hosts (two consoles) wait for each other instead of
+ * deadlocking.
+ */
+async function writeFindings(db: Db, pending: readonly Pending[]): Promise<Map<string, EvaluationResult>> {
+  const cache = windowCacheFor(db);
+  const hostIds = pending.map((p) => p.hostId);
+  return db.$transaction(async (tx) => {
+    await tx.$executeRawUnsafe(
+      `SELECT count(pg_advisory_xact_lock(k))
+         FROM (SELECT hashtext(x) AS k FROM unnest($1::text[]) AS x ORDER BY 1 OFFSET 0) AS keys`,
+      hostIds.map((id) => `findings:${id}`),
+    );
+    // A sample newer than a host's window arrived meanwhile (and maybe another process evaluated
+    // it): evaluate the window as it is now, under the lock, rather than write findings back to an
+    // older one. Never give up instead: a host whose batches come faster than an evaluation takes
+    // would never get its findings written.
+    const latest = await newestSamplesAt(tx, hostIds);
+    const stored = await kernelFindings(tx, hostIds);
+    const results = new Map<string, EvaluationResult>();
+    const writes: { hostId: string; w: FindingWrite }[] = [];
+    for (const p of pending) {
+      let { window, newest, current } = p;
+      const newer = latest.get(p.hostId);
+      if (newer && newer > newest) {
+        const again = await hostWindow(tx, cache, p.hostId);
+        if (!again) {
+          results.set(p.hostId, NOTHING);
+          continue;
+        }
+        ({ window, newest } = again);
+        current = diagnose(window);
+      }
+      const hostWrites = findingWrites(stored.get(p.hostId) ?? [], current, window, newest, false);
+      for (const w of hostWrites) writes.push({ hostId: p.hostId, w });
+      results.set(p.hostId, {
+        opened: hostWrites.filter((w) => w.op === "open" || w.op === "reopen").length,
+        resolved: hostWrites.filter((w) => w.op === "resolve").length,
+        written: hostWrites.length,
+      });
+    }
+
     const events: Prisma.FindingEventCreateManyInput[] = [];
     const event = (
       findingId: string,
@@ -277,26 +393,21 @@ export async function evaluateHost(db: Db, hostId: string): Promise<EvaluationRe
         toSeverity: extra.to ?? null,
         detail: extra.detail ?? "",
       });
-
-    let opened = 0;
-    let resolved = 0;
+    const opened: Prisma.FindingCreateManyInput[] = [];
     const refreshed: Finding[] = [];
-    for (const w of writes) {
+    for (const { hostId, w } of writes) {
       const f = w.finding;
       switch (w.op) {
         case "open":
-          await tx.finding.create({
-            data: {
-              id: f.id,
-              fingerprint: f.fingerprint,
-              hostId,
-              status: "open",
-              firstSeenAt: new Date(f.firstSeenAt),
-              ...findingContent(f),
-            },
+          opened.push({
+            id: f.id,
+            fingerprint: f.fingerprint,
+            hostId,
+            status: "open",
+            firstSeenAt: new Date(f.firstSeenAt),
+            ...findingContent(f),
           });
           event(f.id, "opened", f.lastSeenAt, { to: f.severity });
-          opened++;
           break;
         case "reopen":
           await tx.finding.update({
@@ -310,7 +421,6 @@ export async function evaluateHost(db: Db, hostId: string): Promise<EvaluationRe
             },
           });
           event(f.id, "reopened", f.lastSeenAt, { from: w.from, to: f.severity });
-          opened++;
           break;
         case "refresh":
           refreshed.push(f);
@@ -329,16 +439,21 @@ export async function evaluateHost(db: Db, hostId: string): Promise<EvaluationRe
             },
           });
           event(f.id, "resolved", w.at, { from: f.severity, detail: w.reason });
-          resolved++;
           break;
       }
     }
+    if (opened.length > 0) await tx.finding.createMany({ data: opened });
     await refreshFindings(tx, refreshed);
     if (events.length > 0) await tx.findingEvent.createMany({ data: events });
     // Pages refetch findings on this (live/host-live.ts); NOTIFY is delivered only if we commit.
-    if (writes.length > 0) {
-      await tx.$executeRaw`SELECT pg_notify(${OBSERVATIONS_CHANNEL}, ${`${hostId} findings`})`;
+    const changed = [...new Set(writes.map((x) => x.hostId))];
+    if (changed.length > 0) {
+      await tx.$executeRawUnsafe(
+        `SELECT count(pg_notify($1::text, h || ' findings')) FROM unnest($2::text[]) AS h`,
+        OBSERVATIONS_CHANNEL,
+        changed,
+      );
     }
-    return { opened, resolved, written: writes.length };
+    return results;
   }, EVALUATION_TRANSACTION);
 }

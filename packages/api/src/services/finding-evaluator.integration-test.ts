@@ -3,7 +3,7 @@ import { createDb, storeBatch, type Db, type Prisma } from "@tide/db";
 import { waitFor } from "@tide/devstack/wait";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { truncateAll } from "../testing/fixtures";
-import { evaluateHost, windowCacheFor } from "./finding-evaluation";
+import { evaluateHost, evaluateHosts, windowCacheFor } from "./finding-evaluation";
 import { findingEvaluatorFor, FindingEvaluator } from "./finding-evaluator";
 
 let db: Db;
@@ -231,6 +231,63 @@ describe("finding evaluator", () => {
     expect(calls).toHaveLength(2);
     const found = await db.finding.findFirstOrThrow({ where: { hostId: a } });
     expect(found.lastSeenAt.toISOString()).toBe(at(64));
+  });
+
+  it("evaluates a batch of hosts together, and one host's failed write fails only that host", async () => {
+    const [a, b, c, d] = await Promise.all(["lb-a", "lb-b", "lb-c", "lb-d"].map(makeHost));
+    await store(a!, "lb-a", 0, 61);
+    await store(d!, "lb-d", 0, 61);
+    // B is healthy: its overflow counter stays flat.
+    await storeBatch(
+      db,
+      b!,
+      Array.from({ length: 61 }, (_, t) => {
+        const o = sample("lb-b", t);
+        o.namespaces[1]!.counters.TcpExtListenOverflows = 5_000;
+        return {
+          id: newId("observation"),
+          sampledAt: new Date(at(t)),
+          payload: o as unknown as Prisma.InputJsonValue,
+        };
+      }),
+      60 * 60_000,
+      { dataPlane: [], agentVersion: "0.1.0", kernelRelease: "6.12.48-tide" },
+    );
+    // C has no samples. D's finding cannot be written: a health finding of B already has its id.
+    expect(await evaluateHost(db, d!)).toMatchObject({ opened: 1 });
+    const dFinding = await db.finding.findFirstOrThrow({ where: { hostId: d } });
+    await db.findingEvent.deleteMany();
+    await db.finding.deleteMany();
+    await db.finding.create({
+      data: {
+        ...dFinding,
+        hostId: b!,
+        fingerprint: "health-finding-in-the-way",
+        kind: "proxy_unhealthy",
+        subject: dFinding.subject as Prisma.InputJsonValue,
+        evidence: dFinding.evidence as Prisma.InputJsonValue,
+        remedy: dFinding.remedy as Prisma.InputJsonValue,
+      },
+    });
+
+    const results = await evaluateHosts(db, [a!, b!, c!, d!]);
+    expect(results.get(a!)).toEqual({ opened: 1, resolved: 0, written: 1 });
+    expect(results.get(b!)).toEqual({ opened: 0, resolved: 0, written: 0 });
+    expect(results.get(c!)).toEqual({ opened: 0, resolved: 0, written: 0 });
+    expect(results.get(d!)).toBeInstanceOf(Error);
+    const open = await db.finding.findMany({ where: { kind: "accept_queue_overflow" } });
+    expect(open.map((f) => [f.hostId, f.status, f.lastSeenAt.toISOString()])).toEqual([[a, "open", at(60)]]);
+    expect(await db.findingEvent.count({ where: { type: "opened" } })).toBe(1);
+
+    // Once the way is clear, the same batch writes D's finding and leaves A's as it is.
+    await db.finding.deleteMany({ where: { kind: "proxy_unhealthy" } });
+    const again = await evaluateHosts(db, [a!, b!, c!, d!]);
+    expect([...again.values()]).toEqual([
+      { opened: 0, resolved: 0, written: 0 },
+      { opened: 0, resolved: 0, written: 0 },
+      { opened: 0, resolved: 0, written: 0 },
+      { opened: 1, resolved: 0, written: 1 },
+    ]);
   });
 
   it("writes nothing when a re-evaluation finds the same findings", async () => {

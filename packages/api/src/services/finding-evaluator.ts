@@ -1,5 +1,5 @@
 import { type Db } from "@tide/db";
-import { evaluateHost } from "./finding-evaluation";
+import { EVALUATION_BATCH_MAX, evaluateHosts } from "./finding-evaluation";
 
 /**
  * Findings evaluation, off the ingest request path. Ingest stores a batch and calls
@@ -13,8 +13,13 @@ import { evaluateHost } from "./finding-evaluation";
  *    findings, not with the previous evaluation;
  *  - debounced: at most one evaluation per host per EVALUATION_INTERVAL_MS; a batch that comes
  *    sooner waits for the rest of the interval (coalesced with the ones after it);
- *  - bounded: at most `concurrency` evaluations at once (each holds at most one pooled connection
- *    at a time), so ingest keeps the rest of the Prisma pool however far evaluation falls behind;
+ *  - batched: every host due when an evaluation starts is evaluated in it, up to
+ *    EVALUATION_BATCH_MAX (evaluateHosts in finding-evaluation.ts: a fixed number of statements for
+ *    the whole batch); the busier the console, the larger the batches, so evaluation keeps up with
+ *    1,000 hosts where one host at a time, each waiting for its own round trips on a busy event
+ *    loop, fell minutes behind;
+ *  - bounded: at most `concurrency` batches at once (each holds at most one pooled connection at a
+ *    time), so ingest keeps the rest of the pool however far evaluation falls behind;
  *  - multi-process safe: each evaluation that writes takes the per-host advisory lock and re-reads
  *    the findings under it, so two console processes that both got batches of one host serialize
  *    on the same findings, and one whose window a newer sample overtook evaluates the newer one
@@ -27,10 +32,9 @@ import { evaluateHost } from "./finding-evaluation";
  */
 
 /**
- * Evaluations running at once per console process (pooled connections they may hold). One: an
- * evaluation is mostly CPU in the console's event loop (parsing a minute of samples, diagnose(),
- * ~7 ms measured) plus PostgreSQL reading them on the same 2-core machine; a second one at once
- * only took more of both from ingest when 1,000 agents kept the evaluator busy all the time.
+ * Batches evaluated at once per console process (pooled connections they may hold). One: an
+ * evaluation is mostly CPU in the console's event loop (diagnose(), ~1 ms a host); a second batch
+ * at once would only take more of it from ingest.
  */
 export const EVALUATION_CONCURRENCY = 1;
 
@@ -82,7 +86,12 @@ export interface FindingEvaluatorOptions {
   concurrency?: number;
   /** Minimum ms between the starts of two evaluations of one host (EVALUATION_INTERVAL_MS). */
   intervalMs?: number;
-  /** The evaluation itself; tests replace it. */
+  /** Hosts per batch at most (EVALUATION_BATCH_MAX). */
+  batchMax?: number;
+  /**
+   * The evaluation of one host, instead of evaluateHosts (tests): a batch then calls it for each of
+   * its hosts in turn.
+   */
   evaluate?: (db: Db, hostId: string) => Promise<unknown>;
   log?: (message: string, error: unknown) => void;
 }
@@ -96,7 +105,9 @@ export class FindingEvaluator {
   private idleWaiters: (() => void)[] = [];
   private readonly concurrency: number;
   private readonly intervalMs: number;
-  private readonly evaluate: (db: Db, hostId: string) => Promise<unknown>;
+  private readonly batchMax: number;
+  /** Evaluate a batch; the hosts whose evaluation failed, with the error. */
+  private readonly evaluate: (db: Db, hostIds: string[]) => Promise<Map<string, unknown>>;
   private readonly log: (message: string, error: unknown) => void;
   readonly stats: EvaluatorStats = { evaluations: 0, failures: 0, lagMs: [] };
 
@@ -106,7 +117,19 @@ export class FindingEvaluator {
   ) {
     this.concurrency = options.concurrency ?? EVALUATION_CONCURRENCY;
     this.intervalMs = options.intervalMs ?? EVALUATION_INTERVAL_MS;
-    this.evaluate = options.evaluate ?? evaluateHost;
+    this.batchMax = Math.max(1, options.batchMax ?? EVALUATION_BATCH_MAX);
+    const one = options.evaluate;
+    this.evaluate = one
+      ? async (db, hostIds) => {
+          const failed = new Map<string, unknown>();
+          for (const id of hostIds) await one(db, id).catch((e: unknown) => failed.set(id, e));
+          return failed;
+        }
+      : async (db, hostIds) => {
+          const failed = new Map<string, unknown>();
+          for (const [id, r] of await evaluateHosts(db, hostIds)) if (r instanceof Error) failed.set(id, r);
+          return failed;
+        };
     this.log = options.log ?? ((m, e) => console.error(m, e));
   }
 
@@ -201,9 +224,9 @@ export class FindingEvaluator {
 
   private pump(): void {
     while (this.running < this.concurrency && this.queue.length > 0) {
-      const hostId = this.queue.shift()!;
+      const batch = this.queue.splice(0, this.batchMax);
       this.running++;
-      void this.run(hostId);
+      void this.run(batch);
     }
     if (this.running === 0 && this.queue.length === 0 && this.delayed.size === 0) {
       const waiters = this.idleWaiters;
@@ -212,22 +235,33 @@ export class FindingEvaluator {
     }
   }
 
-  private async run(hostId: string): Promise<void> {
-    const s = this.hosts.get(hostId)!;
-    s.running = true;
-    s.dirty = false;
-    s.lastStart = Date.now();
-    const covers = s.pendingSince;
-    let ok = false;
+  private async run(hostIds: string[]): Promise<void> {
+    const started = Date.now();
+    const covers = hostIds.map((hostId) => {
+      const s = this.hosts.get(hostId)!;
+      s.running = true;
+      s.dirty = false;
+      s.lastStart = started;
+      return s.pendingSince;
+    });
+    let failed: Map<string, unknown>;
     try {
-      await this.evaluate(this.db, hostId);
-      ok = true;
+      failed = await this.evaluate(this.db, hostIds);
     } catch (e) {
-      this.log(`findings evaluation of ${hostId} failed; retried on its next batch`, e);
+      failed = new Map(hostIds.map((id) => [id, e]));
     }
+    hostIds.forEach((hostId, i) => this.finished(hostId, covers[i]!, failed.has(hostId), failed.get(hostId)));
+    this.running--;
+    this.pump();
+  }
+
+  /** The host's evaluation (started when `covers` was pending) ended. */
+  private finished(hostId: string, covers: number | null, failedNow: boolean, error: unknown): void {
+    const s = this.hosts.get(hostId)!;
+    if (failedNow) this.log(`findings evaluation of ${hostId} failed; retried on its next batch`, error);
     this.stats.evaluations++;
     s.running = false;
-    if (ok) {
+    if (!failedNow) {
       s.failures = 0;
       if (covers !== null) this.stats.lagMs.push(Date.now() - covers);
       if (this.stats.lagMs.length > LAG_KEPT) this.stats.lagMs.splice(0, this.stats.lagMs.length - LAG_KEPT);
@@ -241,7 +275,7 @@ export class FindingEvaluator {
       this.enqueue(hostId, s); // after its interval, behind the hosts already queued
     } else {
       s.busy = false;
-      if (!ok) {
+      if (failedNow) {
         const delay = Math.min(RETRY_MAX_MS, RETRY_MS * 2 ** (s.failures - 1));
         s.retry = setTimeout(() => {
           s.retry = null;
@@ -250,8 +284,6 @@ export class FindingEvaluator {
         s.retry.unref();
       }
     }
-    this.running--;
-    this.pump();
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Prisma } from "@prisma/client";
-import { pgPoolOf, type Db } from "../client";
+import { rawRows, type Db } from "../client";
 import { MIN_HOT_WINDOW_MS, samplesOfChunks } from "./observation-chunks";
 import { minuteOf } from "./observation-codec";
 
@@ -12,17 +12,6 @@ import { minuteOf } from "./observation-codec";
  */
 
 type Tx = Prisma.TransactionClient | Db;
-
-/**
- * Rows of `sql` (parameters $1, $2, … from `params`) on the client's own node-postgres pool when it
- * has one (client.ts pgPoolOf: the hot paths below skip Prisma's query compiler), else through
- * Prisma (a transaction client). One SQL text for both.
- */
-async function rawRows<T>(tx: Tx, sql: string, params: unknown[]): Promise<T[]> {
-  const pool = pgPoolOf(tx);
-  if (pool) return (await pool.query(sql, params)).rows as T[];
-  return tx.$queryRawUnsafe<T[]>(sql, ...params);
-}
 
 export interface SampleInsert {
   id: string;
@@ -46,10 +35,22 @@ export async function insertSamples(
 
 /** Time of the host's newest stored sample, or null. */
 export async function newestSampleAt(tx: Tx, hostId: string): Promise<Date | null> {
-  const [r] = await tx.$queryRaw<{ newest: Date | null }[]>`
-    SELECT greatest((SELECT max(sampled_at) FROM observation_samples WHERE host_id = ${hostId}),
-                    (SELECT max(last_at) FROM observation_chunks WHERE host_id = ${hostId})) AS newest`;
-  return r?.newest ? new Date(r.newest) : null;
+  return (await newestSamplesAt(tx, [hostId])).get(hostId) ?? null;
+}
+
+/** newestSampleAt of many hosts in one statement; every host asked is in the result. */
+export async function newestSamplesAt(tx: Tx, hostIds: readonly string[]): Promise<Map<string, Date | null>> {
+  const rows = await rawRows<{ host_id: string; newest: Date | null }>(
+    tx,
+    `SELECT h.id AS host_id,
+            greatest((SELECT max(sampled_at) FROM observation_samples WHERE host_id = h.id),
+                     (SELECT max(last_at) FROM observation_chunks WHERE host_id = h.id)) AS newest
+       FROM unnest($1::text[]) AS h(id)`,
+    [hostIds],
+  );
+  const newest = new Map<string, Date | null>(hostIds.map((id) => [id, null]));
+  for (const r of rows) newest.set(r.host_id, r.newest ? new Date(r.newest) : null);
+  return newest;
 }
 
 /**
@@ -300,23 +301,41 @@ export interface WindowShape {
  * parsing a minute of payloads.
  */
 export async function evaluationWindowShape(tx: Tx, hostId: string, seconds: number): Promise<WindowShape> {
-  const [r] = await rawRows<{ newest: Date | null; count: number; chunked: boolean }>(
+  return (await evaluationWindowShapes(tx, [hostId], seconds)).get(hostId)!;
+}
+
+/**
+ * evaluationWindowShape of many hosts in one statement (the evaluator checks the windows of a whole
+ * batch of hosts at once); every host asked is in the result.
+ */
+export async function evaluationWindowShapes(
+  tx: Tx,
+  hostIds: readonly string[],
+  seconds: number,
+): Promise<Map<string, WindowShape>> {
+  const rows = await rawRows<{ host_id: string; newest: Date | null; count: number; chunked: boolean }>(
     tx,
-    `WITH n AS (SELECT max(sampled_at) AS newest FROM observation_samples WHERE host_id = $1),
-          c AS (SELECT max(last_at) AS newest FROM observation_chunks WHERE host_id = $1)
-     SELECT n.newest,
+    `SELECT h.id AS host_id, n.newest,
             (SELECT count(*) FROM observation_samples s
-              WHERE s.host_id = $1
+              WHERE s.host_id = h.id
                 AND s.sampled_at >= n.newest - make_interval(secs => $2::float8))::int AS count,
             coalesce(c.newest >= n.newest - make_interval(secs => $2::float8), c.newest IS NOT NULL) AS chunked
-       FROM n, c`,
-    [hostId, seconds],
+       FROM unnest($1::text[]) AS h(id)
+      CROSS JOIN LATERAL (SELECT max(sampled_at) AS newest FROM observation_samples WHERE host_id = h.id) n
+      CROSS JOIN LATERAL (SELECT max(last_at) AS newest FROM observation_chunks WHERE host_id = h.id) c`,
+    [hostIds, seconds],
   );
-  return {
-    newest: r?.newest ? new Date(r.newest) : null,
-    count: r?.count ?? 0,
-    chunked: r?.chunked ?? false,
-  };
+  const shapes = new Map<string, WindowShape>(
+    hostIds.map((id) => [id, { newest: null, count: 0, chunked: false }]),
+  );
+  for (const r of rows) {
+    shapes.set(r.host_id, {
+      newest: r.newest ? new Date(r.newest) : null,
+      count: r.count,
+      chunked: r.chunked ?? false,
+    });
+  }
+  return shapes;
 }
 
 /**
