@@ -76,3 +76,46 @@ export async function rawRows<T>(
   if (pool) return (await pool.query(sql, params)).rows as T[];
   return client.$queryRawUnsafe<T[]>(sql, ...params);
 }
+
+/** Rows of one statement in a sqlTransaction ($1, $2, … from `params`). */
+export type SqlQuery = <T>(sql: string, params?: unknown[]) => Promise<T[]>;
+
+/**
+ * Run `fn` in one transaction on a connection of the client's node-postgres pool (BEGIN … COMMIT,
+ * ROLLBACK when it throws), or in a Prisma interactive transaction when the client has no pool.
+ * For background work that moves megabytes a run (the telemetry compactor): Prisma converts every
+ * row of a raw query's result in WebAssembly on the event loop, which at 1,000 hosts was a tenth of
+ * the console's CPU. The pool's statement, lock and idle-in-transaction timeouts bound it
+ * (DB_TIMEOUTS); `timeoutMs` bounds the Prisma fallback.
+ */
+export async function sqlTransaction<T>(
+  db: Db,
+  fn: (query: SqlQuery) => Promise<T>,
+  options: { timeoutMs: number },
+): Promise<T> {
+  const pool = pgPoolOf(db);
+  if (!pool) {
+    return db.$transaction((tx) => fn((sql, params = []) => tx.$queryRawUnsafe(sql, ...params)), {
+      maxWait: DB_TIMEOUTS.connectTimeoutMs,
+      timeout: options.timeoutMs,
+    });
+  }
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query("BEGIN");
+    const result = await fn(
+      async <R>(sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows as R[],
+    );
+    await client.query("COMMIT");
+    return result;
+  } catch (e) {
+    await client.query("ROLLBACK").catch((rollbackError: unknown) => {
+      // A connection that cannot roll back is not given back to the pool.
+      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+    });
+    throw e;
+  } finally {
+    client.release(broken);
+  }
+}

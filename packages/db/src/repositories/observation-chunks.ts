@@ -1,9 +1,15 @@
 import type { Prisma } from "@prisma/client";
-import type { Db } from "../client";
-import { decodeChunk, encodeChunk, minuteOf, type JsonValue, type TimedSample } from "./observation-codec";
+import { sqlTransaction, type Db } from "../client";
+import {
+  decodeChunk,
+  encodeChunkAsync,
+  minuteOf,
+  type JsonValue,
+  type TimedSample,
+} from "./observation-codec";
 import {
   decodeRollup,
-  encodeRollup,
+  encodeRollupAsync,
   packRollups,
   rollupMinute,
   unpackRollups,
@@ -110,31 +116,34 @@ export async function compactMinutes(
   db: Db,
   minutes: readonly CompactionCandidate[],
 ): Promise<CompactedMinute[] | null> {
-  return db.$transaction(
-    async (tx) => {
-      const [lock] = await tx.$queryRaw<{ locked: boolean }[]>`
-        SELECT pg_try_advisory_xact_lock(${COMPACTOR_LOCK_KEY}) AS locked`;
+  // On node-postgres, not Prisma (client.ts sqlTransaction): a transaction reads ~20 host-minutes of
+  // raw payloads, megabytes that Prisma converted row by row on the console's event loop.
+  return sqlTransaction(
+    db,
+    async (query) => {
+      const [lock] = await query<{ locked: boolean }>(
+        "SELECT pg_try_advisory_xact_lock($1::bigint) AS locked",
+        [COMPACTOR_LOCK_KEY.toString()],
+      );
       if (!lock?.locked) return null;
       // Every group's raw rows and chunk in one statement (round trips, not rows, are the cost).
-      const hostIds = minutes.map((m) => m.hostId);
-      const starts = minutes.map((m) => m.minute.toISOString());
-      const rows = await tx.$queryRaw<
-        {
-          host_id: string;
-          minute: Date;
-          id: string | null;
-          sampled_at: Date | null;
-          payload: JsonValue;
-          data: Uint8Array | null;
-        }[]
-      >`
-        WITH g AS (SELECT * FROM unnest(${hostIds}::text[], ${starts}::timestamptz[]) AS g(host_id, minute))
-        SELECT g.host_id, g.minute, s.id, s.sampled_at, s.payload, NULL::bytea AS data
-          FROM g JOIN observation_samples s
-            ON s.host_id = g.host_id AND s.sampled_at >= g.minute AND s.sampled_at < g.minute + interval '1 minute'
-        UNION ALL
-        SELECT g.host_id, g.minute, NULL, NULL, NULL, c.data
-          FROM g JOIN observation_chunks c ON c.host_id = g.host_id AND c.minute = g.minute`;
+      const rows = await query<{
+        host_id: string;
+        minute: Date;
+        id: string | null;
+        sampled_at: Date | null;
+        payload: JsonValue;
+        data: Uint8Array | null;
+      }>(
+        `WITH g AS (SELECT * FROM unnest($1::text[], $2::timestamptz[]) AS g(host_id, minute))
+         SELECT g.host_id, g.minute, s.id, s.sampled_at, s.payload, NULL::bytea AS data
+           FROM g JOIN observation_samples s
+             ON s.host_id = g.host_id AND s.sampled_at >= g.minute AND s.sampled_at < g.minute + interval '1 minute'
+         UNION ALL
+         SELECT g.host_id, g.minute, NULL, NULL, NULL, c.data
+           FROM g JOIN observation_chunks c ON c.host_id = g.host_id AND c.minute = g.minute`,
+        [minutes.map((m) => m.hostId), minutes.map((m) => m.minute.toISOString())],
+      );
       const groups = new Map<string, { raw: typeof rows; chunk: Uint8Array | null }>();
       for (const r of rows) {
         const key = `${r.host_id} ${new Date(r.minute).getTime()}`;
@@ -157,32 +166,36 @@ export async function compactMinutes(
           if (!byTime.has(t)) byTime.set(t, { sampledAt: new Date(t), payload: r.payload });
         }
         const samples = [...byTime.values()].sort((a, b) => a.sampledAt.getTime() - b.sampledAt.getTime());
-        const data = encodeChunk(minute, samples);
+        // Compressed on libuv's thread pool (observation-codec.ts compressAsync).
+        const [data, rollup] = await Promise.all([
+          encodeChunkAsync(minute, samples),
+          encodeRollupAsync(rollupMinute(samples)),
+        ]);
         const offsets = samples.map((s) => s.sampledAt.getTime() - minute.getTime());
         const lastAt = samples[samples.length - 1]!.sampledAt.toISOString();
-        const rollup = encodeRollup(rollupMinute(samples));
-        await tx.$executeRaw`
-          WITH c AS (
-            INSERT INTO observation_chunks (host_id, minute, offsets_ms, last_at, data)
-            VALUES (${hostId}, ${minute.toISOString()}::timestamptz, ${offsets}::int[],
-                    ${lastAt}::timestamptz, ${data})
-            ON CONFLICT (host_id, minute) DO UPDATE
-              SET offsets_ms = excluded.offsets_ms, last_at = excluded.last_at, data = excluded.data
-          )
-          INSERT INTO observation_rollups (host_id, minute, samples, data)
-          VALUES (${hostId}, ${minute.toISOString()}::timestamptz, ${samples.length}, ${rollup})
-          ON CONFLICT (host_id, minute) DO UPDATE SET samples = excluded.samples, data = excluded.data`;
+        await query(
+          `WITH c AS (
+             INSERT INTO observation_chunks (host_id, minute, offsets_ms, last_at, data)
+             VALUES ($1, $2::timestamptz, $3::int[], $4::timestamptz, $5)
+             ON CONFLICT (host_id, minute) DO UPDATE
+               SET offsets_ms = excluded.offsets_ms, last_at = excluded.last_at, data = excluded.data
+           )
+           INSERT INTO observation_rollups (host_id, minute, samples, data)
+           VALUES ($1, $2::timestamptz, $6, $7)
+           ON CONFLICT (host_id, minute) DO UPDATE SET samples = excluded.samples, data = excluded.data`,
+          [hostId, minute.toISOString(), offsets, lastAt, data, samples.length, rollup],
+        );
         for (const r of g.raw) moved.push(r.id!);
         done.push({ hostId, minute, moved: g.raw.length, samples: samples.length, bytes: data.length });
       }
       if (moved.length > 0) {
-        await tx.$executeRaw`DELETE FROM observation_samples WHERE id = ANY(${moved}::text[])`;
+        await query("DELETE FROM observation_samples WHERE id = ANY($1::text[])", [moved]);
       }
       return done;
     },
     // The transaction holds row locks only on the raw rows it deletes (which nothing else writes);
     // the bound is for a stuck database, not the work (a few ms per minute moved).
-    { maxWait: 5_000, timeout: 30_000 },
+    { timeoutMs: 30_000 },
   );
 }
 

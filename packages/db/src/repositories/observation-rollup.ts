@@ -1,5 +1,5 @@
-import { brotliCompressSync, brotliDecompressSync, constants as zlib } from "node:zlib";
-import type { JsonValue, TimedSample } from "./observation-codec";
+import { brotliCompressSync, brotliDecompressSync } from "node:zlib";
+import { brotliOptions, compressAsync, type JsonValue, type TimedSample } from "./observation-codec";
 
 /**
  * One-minute rollups of a host's observations (the tier kept for 30 days): what a history chart of
@@ -233,15 +233,14 @@ export function histogramQuantile(h: readonly number[], q: number): { lowUs: num
 
 /** A rollup as stored: brotli-compressed JSON (observation_rollups.data). */
 export function encodeRollup(r: MinuteRollup): Buffer {
+  // As the chunk codec: q5 is as small as q9 on a rollup, for a hundredth of the time.
   const body = Buffer.from(JSON.stringify(r));
-  return brotliCompressSync(body, {
-    params: {
-      [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT,
-      // As the chunk codec: q5 is as small as q9 on a rollup, for a hundredth of the time.
-      [zlib.BROTLI_PARAM_QUALITY]: 5,
-      [zlib.BROTLI_PARAM_SIZE_HINT]: body.length,
-    },
-  });
+  return brotliCompressSync(body, brotliOptions(body.length));
+}
+
+/** encodeRollup, compressing off the event loop (observation-codec.ts compressAsync). */
+export function encodeRollupAsync(r: MinuteRollup): Promise<Buffer> {
+  return compressAsync(Buffer.from(JSON.stringify(r)));
 }
 
 export function decodeRollup(data: Uint8Array): MinuteRollup {
@@ -311,13 +310,7 @@ export function packRollups(first: Date, points: readonly RollupAt[]): Buffer {
     h,
   };
   const text = Buffer.from(JSON.stringify(body));
-  return brotliCompressSync(text, {
-    params: {
-      [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT,
-      [zlib.BROTLI_PARAM_QUALITY]: 5,
-      [zlib.BROTLI_PARAM_SIZE_HINT]: text.length,
-    },
-  });
+  return brotliCompressSync(text, brotliOptions(text.length));
 }
 
 /** The minute rollups of a packed buffer, oldest first (the inverse of packRollups). */
