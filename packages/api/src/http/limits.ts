@@ -104,6 +104,15 @@ function isJsonContentType(value: string | null): boolean {
  * refused, never spread into the input). Returns the text to pass on, or the refusal.
  */
 export async function readJsonObjectBody(req: Request, limit: number): Promise<string | RequestRefusal> {
+  const read = await readJsonObject(req, limit);
+  return read instanceof RequestRefusal ? read : read.text;
+}
+
+/** readJsonObjectBody, with the object it parsed (for a handler that uses it as it is). */
+export async function readJsonObject(
+  req: Request,
+  limit: number,
+): Promise<{ text: string; value: object } | RequestRefusal> {
   const contentType = req.headers.get("content-type");
   if (contentType !== null && !isJsonContentType(contentType)) {
     return new RequestRefusal(
@@ -134,7 +143,7 @@ export async function readJsonObjectBody(req: Request, limit: number): Promise<s
       `The request body must be a JSON object, got ${got}. ${SEND_JSON_OBJECT}`,
     );
   }
-  return text;
+  return { text, value: parsed };
 }
 
 /** The headers to pass on with a body the handler has already read (or dropped). */

@@ -3,9 +3,11 @@ import { createDb, type Db } from "@tide/db";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { SESSION_COOKIE } from "../auth/sessions";
 import { busyErrorFrom, checkDatabase } from "../db";
-import { callerFor, makePool, makeUser, truncateAll } from "../testing/fixtures";
+import { hostFromToken } from "../auth/host-tokens.service";
+import { callerFor, makePool, makeUser, restCall, truncateAll } from "../testing/fixtures";
 import { sample } from "@tide/diagnostics/fixtures";
 import { IngestAdmission } from "./ingest-admission";
+import { ingestDirect } from "./ingest-route";
 import { bodyLimitFor } from "./limits";
 import { handleRestRequest, handleTrpcRequest, TRPC_MAX_BATCH_CALLS } from "./routes";
 
@@ -316,6 +318,76 @@ describe("an agent's batch (items 6 and 7)", () => {
     });
     const seen = await rest("GET", `/hosts/${HOSTNAME}`, { token: await operateToken(), contentType: null });
     expect((seen.body as { samplesDropped?: unknown }).samplesDropped).toEqual(host.samplesDropped);
+  });
+});
+
+describe("an agent's batch, answered directly or by the REST adapter", () => {
+  const HOSTNAME = "lb-direct-1";
+  function batch(from: number, to: number, hostId = HOSTNAME) {
+    const now = Math.floor(Date.now() / 1000) * 1000;
+    return {
+      observations: Array.from({ length: to - from }, (_, i) => ({
+        ...sample(from + i, { hostId }),
+        sampledAt: new Date(now - (100 - from - i) * 1000).toISOString(),
+      })),
+      dataPlane: [],
+      replayed: false,
+    };
+  }
+  async function setup() {
+    const { token } = await callerFor(db, await makeUser(db, "admin")).hostTokens.create({
+      hostname: HOSTNAME,
+    });
+    const host = (await hostFromToken(db, token))!;
+    return { token, ctx: { db, actor: null, host, hostTokenPresented: true } };
+  }
+  const stored = () => db.observationSample.count({ where: { host: { name: HOSTNAME } } });
+
+  it("answers a valid batch directly, as the procedure would", async () => {
+    const { token, ctx } = await setup();
+    const direct = await ingestDirect(ctx, batch(0, 5));
+    expect(direct).not.toBeNull();
+    const answered = await reply(direct!);
+    expect(answered.status).toBe(200);
+    expect(answered.headers.get("content-type")).toBe("application/json");
+    expect(await stored()).toBe(5);
+    // The REST adapter's answer to the next batch has the same shape.
+    const adapter = await restCall(db, "POST", "/agent/observations", { token, body: batch(5, 10) });
+    expect(adapter.status).toBe(200);
+    expect(Object.keys(answered.body).sort()).toEqual(Object.keys(adapter.body!).sort());
+    expect(answered.body).toMatchObject({ accepted: 5 });
+    expect(adapter.body).toMatchObject({ accepted: 5 });
+    // Through the route: stored, and a replay is refused sample by sample as duplicates.
+    const routed = await rest("POST", "/agent/observations", { token, body: JSON.stringify(batch(10, 15)) });
+    expect([routed.status, routed.body]).toMatchObject([200, { accepted: 5 }]);
+    const replay = await rest("POST", "/agent/observations", { token, body: JSON.stringify(batch(10, 15)) });
+    expect(replay.body).toMatchObject({ accepted: 0 });
+    expect((replay.body as { refused?: { reason: string }[] }).refused?.map((r) => r.reason)).toEqual(
+      Array(5).fill("duplicate"),
+    );
+    expect(await stored()).toBe(15);
+  });
+
+  it("leaves every other batch to the REST adapter, which answers it word for word", async () => {
+    const { token, ctx } = await setup();
+    const bad = {
+      invalid: { ...batch(0, 2), observations: [{ ...batch(0, 1).observations[0], sampledAt: 7 }] },
+      unsafe: {
+        ...batch(0, 2),
+        observations: [{ ...batch(0, 1).observations[0], kernelRelease: "6.1\u0000" }],
+      },
+      foreign: batch(0, 2, "lb-someone-else"),
+      empty: { dataPlane: [], replayed: false },
+    };
+    for (const [what, body] of Object.entries(bad)) {
+      const text = JSON.stringify(body);
+      expect(await ingestDirect(ctx, JSON.parse(text)), what).toBeNull();
+      const routed = await rest("POST", "/agent/observations", { token, body: text });
+      const adapter = await restCall(db, "POST", "/agent/observations", { token, body: JSON.parse(text) });
+      expect(routed.status, what).toBeGreaterThanOrEqual(400);
+      expect([routed.status, routed.body], what).toEqual([adapter.status, adapter.body]);
+    }
+    expect(await stored()).toBe(0);
   });
 });
 

@@ -7,11 +7,13 @@ import { restMethodsFor } from "../openapi";
 import { BUSY_RETRY_AFTER_S } from "../db";
 import { appRouter } from "../routers/_app";
 import { ingestAdmission, type IngestAdmission } from "./ingest-admission";
+import { ingestDirect } from "./ingest-route";
 import { trpcCodeFor } from "../trpc";
 import {
   bodyLimitFor,
   forwardedHeaders,
   readBodyCapped,
+  readJsonObject,
   readJsonObjectBody,
   refuseAnonymousBody,
   RequestRefusal,
@@ -80,7 +82,13 @@ export async function handleRestRequest(
     const busy = admission.enter();
     if (busy) return withRetryAfter(refusalResponse(busy, "rest"));
     try {
-      return await handleRest(req, ctx, path, opts);
+      const read = await readJsonObject(req, bodyLimitFor(path));
+      if (read instanceof RequestRefusal) return refusalResponse(read, "rest");
+      // A valid batch is answered directly; anything else takes the REST adapter (ingest-route.ts).
+      return (
+        (await ingestDirect({ ...ctx, host: ctx.host }, read.value)) ??
+        (await handleRest(req, ctx, path, opts, read.text))
+      );
     } finally {
       admission.leave();
     }
@@ -93,9 +101,11 @@ async function handleRest(
   ctx: Context,
   path: string,
   opts: { onError?: OnError },
+  /** The body, when the caller has read it already (a JSON object, by readJsonObject). */
+  bodyRead?: string,
 ): Promise<Response> {
-  let body: string | null = null;
-  if (takesBody(req.method)) {
+  let body: string | null = bodyRead ?? null;
+  if (bodyRead === undefined && takesBody(req.method)) {
     const anonymous = refuseAnonymousBody(ctx);
     if (anonymous) return refusalResponse(anonymous, "rest");
     const text = await readJsonObjectBody(req, bodyLimitFor(path));

@@ -8,13 +8,10 @@ import {
   DesiredState,
 } from "@tide/contracts";
 import { z } from "zod";
-import { throwIfClientGone } from "../context";
-import { ingestEnv } from "../env";
 import { listenForDesiredChanges } from "../live/host-live";
 import { agentDesired, agentHello } from "../services/agent.service";
 import { DESIRED_WAIT_MAX_MS } from "../services/desired-state.service";
-import { recordDirectorSync } from "../services/director-sync.service";
-import { ingestObservations } from "../services/ingest.service";
+import { acceptObservations } from "../services/ingest.service";
 import { recordHealthReport } from "../services/proxy-health.service";
 import { agentProcedure, router } from "../trpc";
 
@@ -44,22 +41,7 @@ export const agentRouter = router({
     })
     .input(AgentObservationsIn)
     .output(AgentObservationsReply)
-    .mutation(async ({ ctx, input }) => {
-      // Parsing and validating a big batch takes a while: an agent that timed out meanwhile sends it
-      // again, so this copy is not stored.
-      throwIfClientGone(ctx, "its batch was stored");
-      const r = await ingestObservations(ctx.db, ctx.host, input, {
-        retentionMinutes: ingestEnv().TIDE_OBSERVATION_RETENTION_MINUTES,
-      });
-      // Only a director's batches change director sync (it reads the director first and stops).
-      if (r.director) await recordDirectorSync(ctx.db, ctx.host.hostname, input.dataPlane);
-      return {
-        accepted: r.accepted,
-        desiredRevision: r.desiredRevision,
-        ...(r.refused ? { refused: r.refused } : {}),
-        ...(r.batchIntervalMs ? { batchIntervalMs: r.batchIntervalMs } : {}),
-      };
-    }),
+    .mutation(({ ctx, input }) => acceptObservations(ctx, input)),
   health: agentProcedure
     .meta({
       openapi: {

@@ -8,6 +8,9 @@ import {
 } from "@tide/contracts";
 import { storeBatch, type Db, type Prisma } from "@tide/db";
 import type { HostCaller } from "../auth/host-tokens.service";
+import { throwIfClientGone, type Context } from "../context";
+import { ingestEnv } from "../env";
+import { recordDirectorSync } from "./director-sync.service";
 import { desiredRevisionCacheFor } from "./desired-revision-cache";
 import { windowCacheFor } from "./finding-evaluation";
 import { findingEvaluatorFor } from "./finding-evaluator";
@@ -148,5 +151,30 @@ export async function ingestObservations(
     director: desired.director,
     ...(refused.length > 0 ? { refused } : {}),
     ...(batchIntervalMs > 0 ? { batchIntervalMs } : {}),
+  };
+}
+
+/**
+ * POST /agent/observations, what the route does with a valid batch (agent.router.ts's procedure,
+ * and http/ingest-route.ts's direct path for the same route): store it, update director sync when
+ * the host is a director, answer what was stored.
+ */
+export async function acceptObservations(
+  ctx: Pick<Context, "db" | "signal"> & { host: HostCaller },
+  input: AgentObservationsIn,
+): Promise<AgentObservationsReply> {
+  // Parsing and validating a big batch takes a while: an agent that timed out meanwhile sends it
+  // again, so this copy is not stored.
+  throwIfClientGone(ctx, "its batch was stored");
+  const r = await ingestObservations(ctx.db, ctx.host, input, {
+    retentionMinutes: ingestEnv().TIDE_OBSERVATION_RETENTION_MINUTES,
+  });
+  // Only a director's batches change director sync (it reads the director first and stops).
+  if (r.director) await recordDirectorSync(ctx.db, ctx.host.hostname, input.dataPlane);
+  return {
+    accepted: r.accepted,
+    desiredRevision: r.desiredRevision,
+    ...(r.refused ? { refused: r.refused } : {}),
+    ...(r.batchIntervalMs ? { batchIntervalMs: r.batchIntervalMs } : {}),
   };
 }
