@@ -247,8 +247,23 @@ export const EVALUATION_BATCH_MAX = 200;
 
 const NOTHING: EvaluationResult = { opened: 0, resolved: 0, written: 0 };
 
-/** Let the event loop serve requests between two hosts' diagnose() (each ~1 ms of CPU). */
-const yieldToRequests = () => new Promise<void>((r) => setImmediate(r));
+/**
+ * CPU an evaluation takes at most before it lets the event loop serve requests (ms): diagnose() is
+ * ~1 ms a host, and a batch of 200 in one go would hold every request for a fifth of a second. Not
+ * after every host either: on a busy console each yield waits for a whole turn of the loop, and a
+ * batch spent more time waiting than evaluating.
+ */
+const EVALUATION_SLICE_MS = 10;
+
+/** A timer that yields to the event loop once a slice of EVALUATION_SLICE_MS is used up. */
+function slicer(): () => Promise<void> {
+  let start = performance.now();
+  return async () => {
+    if (performance.now() - start < EVALUATION_SLICE_MS) return;
+    await new Promise<void>((r) => setImmediate(r));
+    start = performance.now();
+  };
+}
 
 /**
  * Re-run diagnostics over each host's last EVALUATION_WINDOW_S of samples and bring its findings up
@@ -263,6 +278,7 @@ const yieldToRequests = () => new Promise<void>((r) => setImmediate(r));
  *  - reads, outside any transaction: the shapes of the windows this process holds in memory (one
  *    index-only statement for all; a host whose cached window matches is not read) and the stored
  *    findings of all hosts (one statement). Most hosts change nothing (no problems) and end there;
+ *  - diagnose() host by host, yielding to requests every EVALUATION_SLICE_MS of CPU;
  *  - writes, for the hosts whose findings change, in one transaction (writeFindings): it takes
  *    their per-host advisory locks, reads their newest samples and findings again under them and
  *    writes what they still lack, so two console processes never race on one host's findings; a
@@ -286,8 +302,9 @@ export async function evaluateHosts(
     kernelFindings(db, hostIds),
   ]);
   const pending: Pending[] = [];
-  for (const [i, hostId] of hostIds.entries()) {
-    if (i > 0) await yieldToRequests();
+  const yieldWhenDue = slicer();
+  for (const hostId of hostIds) {
+    await yieldWhenDue();
     try {
       const read = await hostWindow(db, cache, hostId, shapes.get(hostId));
       if (!read) {
