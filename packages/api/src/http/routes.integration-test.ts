@@ -360,6 +360,8 @@ describe("an agent's batch, answered directly or by the REST adapter", () => {
     // Through the route: stored, and a replay is refused sample by sample as duplicates.
     const routed = await rest("POST", "/agent/observations", { token, body: JSON.stringify(batch(10, 15)) });
     expect([routed.status, routed.body]).toMatchObject([200, { accepted: 5 }]);
+    // Agents' answers are never compressed by the HTTP server (routes.ts notCompressed).
+    expect(routed.headers.get("cache-control")).toBe("no-store, no-transform");
     const replay = await rest("POST", "/agent/observations", { token, body: JSON.stringify(batch(10, 15)) });
     expect(replay.body).toMatchObject({ accepted: 0 });
     expect((replay.body as { refused?: { reason: string }[] }).refused?.map((r) => r.reason)).toEqual(

@@ -73,6 +73,29 @@ export async function handleRestRequest(
   req: Request,
   opts: { db?: Db; onError?: OnError; admission?: IngestAdmission } = {},
 ): Promise<Response> {
+  const res = await restResponse(req, opts);
+  return new URL(req.url).pathname.startsWith(AGENT_PATHS) ? notCompressed(res) : res;
+}
+
+/** The agents' routes (hello, batches, health, desired state). */
+const AGENT_PATHS = `${REST_ENDPOINT}/agent/`;
+
+/**
+ * An agent's answer, marked `Cache-Control: no-store, no-transform` so the console's HTTP server
+ * does not gzip it. Agents' fetch asks for gzip, and Next.js compressed every reply (tens of bytes
+ * of JSON) through a zlib stream of its own: at 1,000 agents that was a twentieth of the console's
+ * CPU and much of its garbage, for nothing.
+ */
+function notCompressed(res: Response): Response {
+  const headers = new Headers(res.headers);
+  headers.set("cache-control", "no-store, no-transform");
+  return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
+}
+
+async function restResponse(
+  req: Request,
+  opts: { db?: Db; onError?: OnError; admission?: IngestAdmission },
+): Promise<Response> {
   const wrongMethod = methodNotAllowed(req);
   if (wrongMethod) return wrongMethod;
   const ctx: Context = await createContext({ headers: req.headers, db: opts.db, signal: req.signal });
