@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DesiredRevisionCache, type HostDesiredFacts } from "./desired-revision-cache";
+import { DESIRED_CACHE_TTL_MS, DesiredRevisionCache, type HostDesiredFacts } from "./desired-revision-cache";
 
 /** A cache over a fake database whose revision the test sets, and a LISTEN the test controls. */
 function setup(o: { listenFails?: boolean } = {}) {
@@ -21,7 +21,7 @@ function setup(o: { listenFails?: boolean } = {}) {
       notify = onChange;
       return Promise.resolve(() => undefined);
     },
-    30_000,
+    DESIRED_CACHE_TTL_MS,
     () => now,
   );
   const flush = () => new Promise((r) => setImmediate(r));
@@ -57,7 +57,7 @@ describe("DesiredRevisionCache", () => {
     await s.flush();
     await s.cache.get("host_1", "lb-1");
     s.setRevision(5);
-    s.advance(29_999);
+    s.advance(DESIRED_CACHE_TTL_MS - 1);
     expect((await s.cache.get("host_1", "lb-1")).revision).toBe(1);
     s.advance(1);
     expect((await s.cache.get("host_1", "lb-1")).revision).toBe(5);
