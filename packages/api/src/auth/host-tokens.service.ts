@@ -1,5 +1,11 @@
 import { HOST_TOKEN_PREFIX, newId, TideError } from "@tide/contracts";
-import { hostTokenByHash, hostTokenSummarySelect, type Db, type HostTokenSummaryRow } from "@tide/db";
+import {
+  hostTokenByHash,
+  hostTokenSummarySelect,
+  touchHostToken,
+  type Db,
+  type HostTokenSummaryRow,
+} from "@tide/db";
 import type { HostTokenSummary } from "../schemas/hosts.schema";
 import { recordAudit } from "../services/audit.service";
 import { actorRef, type Actor } from "./actor";
@@ -134,7 +140,7 @@ export async function hostFromToken(db: Db, token: string): Promise<HostCaller |
   const now = new Date();
   // Agents call every few seconds: record use at most once a minute.
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > 60_000) {
-    await db.hostToken.update({ where: { id: row.id }, data: { lastUsedAt: now } });
+    await touchHostToken(db, row.id, now);
   }
   const caller: HostCaller = {
     hostId: row.hostId,

@@ -42,3 +42,19 @@ export async function hostTokenByHash(
     hostName: r.host_name,
   };
 }
+
+/**
+ * Record that the token was used at `at` (agents' requests, at most once a minute per token): on
+ * the pool's node-postgres like the lookup, not a Prisma update per agent a minute.
+ */
+export async function touchHostToken(
+  db: Db | Prisma.TransactionClient,
+  tokenId: string,
+  at: Date,
+): Promise<void> {
+  await rawRows(
+    db,
+    "UPDATE host_tokens SET last_used_at = $2::timestamptz AT TIME ZONE 'UTC' WHERE id = $1",
+    [tokenId, at.toISOString()],
+  );
+}
