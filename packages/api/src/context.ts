@@ -47,6 +47,11 @@ function bearer(headers: Headers): string | null {
   return /^Bearer\s+(\S+)$/i.exec(auth)?.[1] ?? "";
 }
 
+/** Whether the request presents a host token (tide_host_…), valid or not, without looking it up. */
+export function presentsHostToken(headers: Headers): boolean {
+  return bearer(headers)?.startsWith(HOST_TOKEN_PREFIX) ?? false;
+}
+
 /** Who is calling, from `Authorization: Bearer tide_…` (runbooks) or the session cookie (console). */
 export async function resolveActor(db: Db, headers: Headers): Promise<Actor | null> {
   const token = bearer(headers);

@@ -429,6 +429,14 @@ describe("agent batches beyond what the console works on at once", () => {
     expect(Number(busy.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(second.pulled()).toBeLessThanOrEqual(1); // at most what the stream pre-fills
     expect(admission.refused).toBe(1);
+    // Refused before the token is looked up (an overloaded console spends nothing on it): an
+    // unknown host token is told busy now, and 401 once there is room (below).
+    const unknown = await handleRestRequest(
+      request("POST", "/api/v1/agent/observations", { token: "tide_host_unknown", body: "{}" }),
+      { db, admission },
+    );
+    expect(unknown.status).toBe(503);
+    expect(admission.refused).toBe(2);
 
     // Others than agents are not held up by it.
     const adminToken = await operateToken();
@@ -444,6 +452,11 @@ describe("agent batches beyond what the console works on at once", () => {
       ),
     );
     expect(third.status).toBe(400);
+    const unknownWithRoom = await handleRestRequest(
+      request("POST", "/api/v1/agent/observations", { token: "tide_host_unknown", body: "{}" }),
+      { db, admission },
+    );
+    expect(unknownWithRoom.status).toBe(401);
     expect(admission.active).toBe(0);
     expect(await db.observationSample.count()).toBe(0);
   });

@@ -2,7 +2,7 @@ import type { Db } from "@tide/db";
 import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { createOpenApiFetchHandler } from "trpc-to-openapi";
-import { createContext, type Context } from "../context";
+import { createContext, presentsHostToken, type Context } from "../context";
 import { restMethodsFor } from "../openapi";
 import { BUSY_RETRY_AFTER_S } from "../db";
 import { appRouter } from "../routers/_app";
@@ -98,13 +98,17 @@ async function restResponse(
 ): Promise<Response> {
   const wrongMethod = methodNotAllowed(req);
   if (wrongMethod) return wrongMethod;
-  const ctx: Context = await createContext({ headers: req.headers, db: opts.db, signal: req.signal });
   const path = new URL(req.url).pathname.slice(REST_ENDPOINT.length);
-  if (req.method === "POST" && path === INGEST_PATH && ctx.host) {
+  const newContext = () => createContext({ headers: req.headers, db: opts.db, signal: req.signal });
+  if (req.method === "POST" && path === INGEST_PATH && presentsHostToken(req.headers)) {
     const admission = opts.admission ?? ingestAdmission();
     const busy = admission.enter();
+    // Refused before the token is looked up: when the console is overloaded, a busy answer must
+    // cost it next to nothing (an unknown token is told 401 once the console has room).
     if (busy) return withRetryAfter(refusalResponse(busy, "rest"));
     try {
+      const ctx = await newContext();
+      if (!ctx.host) return await handleRest(req, ctx, path, opts);
       const read = await readJsonObject(req, bodyLimitFor(path));
       if (read instanceof RequestRefusal) return refusalResponse(read, "rest");
       // A valid batch is answered directly; anything else takes the REST adapter (ingest-route.ts).
@@ -116,7 +120,7 @@ async function restResponse(
       admission.leave();
     }
   }
-  return handleRest(req, ctx, path, opts);
+  return handleRest(req, await newContext(), path, opts);
 }
 
 async function handleRest(
