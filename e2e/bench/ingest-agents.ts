@@ -58,8 +58,10 @@ export interface AgentsStats {
   wallS: number;
   /** This process's event-loop delay during the measured phase, ms (high: latencies include it). */
   loopDelayP99Ms: number;
-  /** Agents whose last batch was not answered within DRAIN_LIMIT_S after the measured phase. */
+  /** Agents with samples not yet stored (unsent or unanswered) DRAIN_LIMIT_S after the measured phase. */
   undrained: number;
+  /** Samples those agents still held. */
+  undrainedSamples: number;
 }
 
 const REQUEST_TIMEOUT_MS = 10_000; // as console-link.ts
@@ -233,8 +235,24 @@ const dataPlane: DataPlaneState[] = [
 ];
 
 // ---------------------------------------------------------------------------------------------------
-// Simulated agent (console-link.ts semantics, without backoff subtleties: a failure waits 1 s, a
-// 503 busy answer waits its Retry-After (with up to 20 % jitter) and the batch is sent again).
+// Simulated agent (console-link.ts semantics): a failed send (503 busy, a timeout, an error) keeps
+// its samples and waits the agent's backoff (1 s doubling to 60 s with up to 20 % jitter,
+// backoff.ts), at least the answer's Retry-After; the next send takes everything buffered meanwhile
+// and does not wait for the batch interval until the buffer is empty again. Warm-up calls (hello,
+// history) just wait Retry-After and resend, up to BUSY_RETRIES times.
+
+/** A 503 busy answer to a measured send. */
+class BusyAnswer extends Error {
+  constructor(readonly retryAfterMs: number) {
+    super("busy");
+  }
+}
+
+/** apps/agent backoff.ts: doubling from 1 s to 60 s, with up to 20 % jitter. */
+function backoffMs(failures: number): number {
+  if (failures <= 0) return 0;
+  return Math.round(Math.min(60_000, 1_000 * 2 ** (failures - 1)) * (1 + 0.2 * Math.random()));
+}
 
 interface Stats {
   latencies: number[];
@@ -253,6 +271,10 @@ class SimAgent {
   private sending = false;
   private revision: number | null = null;
   private nextAttemptAt = 0;
+  /** Failed sends in a row (the backoff step). */
+  private failures = 0;
+  /** A send failed since the buffer was last empty: send without waiting for the batch interval. */
+  private recovering = false;
   private batchIntervalMs = 0;
   private lastSendAt = 0;
   intervalMs = 1000;
@@ -267,11 +289,15 @@ class SimAgent {
     private readonly token: string,
   ) {}
 
-  /** One call; answered 503 busy, it waits Retry-After and tries again. `ms`: the answered attempt. */
+  /**
+   * One call. Answered 503 busy: with `retryBusy` (warm-up) it waits Retry-After and tries again,
+   * else it throws BusyAnswer. `ms`: the answered attempt.
+   */
   private async call(
     method: "GET" | "POST",
     p: string,
     body?: unknown,
+    retryBusy = true,
   ): Promise<{ body: unknown; ms: number }> {
     const json = body !== undefined ? JSON.stringify(body) : undefined;
     for (let attempt = 0; ; attempt++) {
@@ -285,11 +311,12 @@ class SimAgent {
         body: json,
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       });
-      if (res.status === 503 && attempt < BUSY_RETRIES) {
+      if (res.status === 503 && (attempt < BUSY_RETRIES || !retryBusy)) {
         await res.text();
         busyAnswers++;
         if (this.stats) this.stats.busy++;
         const afterS = Number(res.headers.get("retry-after")) || 1;
+        if (!retryBusy) throw new BusyAnswer(afterS * 1000);
         await new Promise((r) => setTimeout(r, afterS * 1000 * (1 + 0.2 * Math.random())));
         continue;
       }
@@ -336,7 +363,12 @@ class SimAgent {
     this.buffer.push(this.sample(at));
     const now = Date.now();
     if (this.sending || now < this.nextAttemptAt) return;
-    if (this.batchIntervalMs > 0 && now - this.lastSendAt < this.batchIntervalMs * BATCH_DUE_FRACTION) return;
+    if (
+      !this.recovering &&
+      this.batchIntervalMs > 0 &&
+      now - this.lastSendAt < this.batchIntervalMs * BATCH_DUE_FRACTION
+    )
+      return;
     this.lastSendAt = now;
     this.startFlush();
   }
@@ -345,10 +377,17 @@ class SimAgent {
     this.sending = true;
     this.inflight = this.flush()
       .catch((err: unknown) => {
-        const msg = (err instanceof Error ? err.message : String(err)).replace(/tide_host_\S+/g, "[token]");
-        const key = msg.slice(0, 120);
-        this.stats?.errors.set(key, (this.stats.errors.get(key) ?? 0) + 1);
-        this.nextAttemptAt = Date.now() + 1000;
+        this.failures++;
+        this.recovering = true;
+        let wait = backoffMs(this.failures);
+        if (err instanceof BusyAnswer) {
+          wait = Math.max(wait, err.retryAfterMs);
+        } else {
+          const msg = (err instanceof Error ? err.message : String(err)).replace(/tide_host_\S+/g, "[token]");
+          const key = msg.slice(0, 120);
+          this.stats?.errors.set(key, (this.stats.errors.get(key) ?? 0) + 1);
+        }
+        this.nextAttemptAt = Date.now() + wait;
       })
       .finally(() => {
         this.sending = false;
@@ -368,11 +407,17 @@ class SimAgent {
     return this.sending;
   }
 
+  /** Samples not stored yet: buffered, or in a batch not answered yet (it stays buffered until then). */
+  get held(): number {
+    return this.buffer.length;
+  }
+
   private async flush(): Promise<void> {
     while (this.buffer.length > 0) {
       const batch = this.buffer.slice(0, OBSERVATION_BATCH_MAX);
       const body: AgentObservationsIn = { observations: batch, dataPlane, replayed: false };
-      const answer = await this.call("POST", "/api/v1/agent/observations", body);
+      const answer = await this.call("POST", "/api/v1/agent/observations", body, false);
+      this.failures = 0;
       const reply = answer.body as {
         accepted: number;
         desiredRevision: number;
@@ -389,6 +434,7 @@ class SimAgent {
         this.stats.maxBatch = Math.max(this.stats.maxBatch, batch.length);
         this.stats.maxBatchIntervalMs = Math.max(this.stats.maxBatchIntervalMs, this.batchIntervalMs);
       }
+      if (this.buffer.length === 0) this.recovering = false;
       if (reply.desiredRevision !== this.revision) {
         const d = (await this.call("GET", "/api/v1/agent/desired")).body as { revision: number };
         this.revision = d.revision;
@@ -401,11 +447,16 @@ class SimAgent {
    * Send what is still held (the agent would send it at its next due tick) and wait until every
    * batch is answered. Errors are counted like any other batch's.
    */
-  async drain(): Promise<void> {
+  async drain(deadline: number): Promise<void> {
     await this.inflight;
-    if (this.buffer.length === 0) return;
-    this.startFlush();
-    await this.inflight;
+    while (this.buffer.length > 0 && Date.now() < deadline) {
+      // A send that failed waits its backoff first, as the agent would.
+      const wait = Math.min(this.nextAttemptAt, deadline) - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (Date.now() >= deadline) break;
+      this.startFlush();
+      await this.inflight;
+    }
   }
 }
 
@@ -481,11 +532,11 @@ async function run(job: AgentsJob): Promise<void> {
     }),
   );
   const offeredS = (performance.now() - t0) / 1000;
-  let drained = 0;
   await Promise.race([
-    Promise.all(agents.map((a) => a.drain().then(() => drained++))),
+    Promise.all(agents.map((a) => a.drain(Date.now() + DRAIN_LIMIT_S * 1000))),
     new Promise((r) => setTimeout(r, DRAIN_LIMIT_S * 1000)),
   ]);
+  const undrained = agents.filter((a) => a.held > 0);
   clearInterval(progress);
   const wallS = (performance.now() - t0) / 1000;
   loopDelay.disable();
@@ -504,7 +555,8 @@ async function run(job: AgentsJob): Promise<void> {
       offeredS,
       wallS,
       loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
-      undrained: agents.length - drained,
+      undrained: undrained.length,
+      undrainedSamples: undrained.reduce((n, a) => n + a.held, 0),
     },
   });
 }

@@ -9,7 +9,9 @@
  *     agent does), so neither the console nor this process, which measures evaluation lag, shares
  *     an event loop with them; it is bounded in time (it exits by itself, and is killed if not);
  *   - each agent sends one sample a second, one per batch, unless the console's replies ask for a
- *     batch interval (AgentObservationsReply.batchIntervalMs, as apps/agent honours it);
+ *     batch interval (AgentObservationsReply.batchIntervalMs, as apps/agent honours it); a send
+ *     that fails (503 busy, a timeout) keeps its samples and is retried after the agent's backoff
+ *     (1 s doubling, at least Retry-After) with everything buffered meanwhile, as apps/agent does;
  *   - before the measured phase every agent replays 120 s of history in one batch (as after a
  *     console outage), so diagnostics evaluates a full window from the first measured batch;
  *   - it waits (at most SETTLE_LIMIT_S) until findings are evaluated up to the replayed history, so
@@ -18,9 +20,12 @@
  *
  * Findings are evaluated off the request path (packages/api/src/services/finding-evaluator.ts), so
  * the bench also measures evaluation lag from the database, every LAG_POLL_MS during the measured
- * phase, for each host with an open finding (every 4th host overflows): "backlog" = the host's
- * newest stored sample minus its findings' last_seen_at (the newest sample the last finished
- * evaluation saw: seconds of accepted samples not evaluated yet), and "age" = now minus that
+ * phase, for each host with an open finding (every 4th host overflows): "wait" = how long the
+ * host's oldest accepted sample that no finished evaluation has seen yet has been stored (now minus
+ * its received_at; 0 when every sample is evaluated): the evaluation lag proper, from accepted to
+ * evaluated; "backlog" = the host's newest stored sample minus its findings' last_seen_at (the
+ * newest sample the last finished evaluation saw: seconds of sample time not evaluated yet, which
+ * includes the batch the agent held), and "age" = now minus that
  * last_seen_at (sample taken -> evaluated, including the agent's send and ingest). After the
  * agents stop, "drain" is how long until every such host is evaluated up to its newest sample.
  *
@@ -73,17 +78,28 @@ async function dbFigures(client: pg.Client) {
   return { db: Number(row.db), tbl: Number(row.tbl), rows: Number(row.rows) };
 }
 
-/** Per host with open findings: evaluation backlog and age, ms (see the header). */
-async function evaluationLag(client: pg.Client): Promise<{ backlog: number[]; age: number[] }> {
-  const r = await client.query<{ backlog_ms: number; age_ms: number }>(
+/** Per host with open findings: evaluation backlog, wait and age, ms (see the header). */
+async function evaluationLag(
+  client: pg.Client,
+): Promise<{ backlog: number[]; wait: number[]; age: number[] }> {
+  // received_at is the storing transaction's now(), stored without a zone in the session's zone,
+  // like clock_timestamp()::timestamp here.
+  const r = await client.query<{ backlog_ms: number; wait_ms: number; age_ms: number }>(
     `SELECT (extract(epoch FROM s.newest - f.seen) * 1000)::float8 AS backlog_ms,
+            coalesce((SELECT extract(epoch FROM clock_timestamp()::timestamp - min(o.received_at)) * 1000
+                        FROM observation_samples o
+                       WHERE o.host_id = f.host_id AND o.sampled_at > f.seen), 0)::float8 AS wait_ms,
             (extract(epoch FROM clock_timestamp() - f.seen) * 1000)::float8 AS age_ms
        FROM (SELECT host_id, max(last_seen_at) AT TIME ZONE 'UTC' AS seen
                FROM findings WHERE status <> 'resolved' GROUP BY host_id) f
       CROSS JOIN LATERAL (SELECT max(sampled_at) AS newest FROM observation_samples o
                            WHERE o.host_id = f.host_id) s`,
   );
-  return { backlog: r.rows.map((x) => x.backlog_ms), age: r.rows.map((x) => x.age_ms) };
+  return {
+    backlog: r.rows.map((x) => x.backlog_ms),
+    wait: r.rows.map((x) => x.wait_ms),
+    age: r.rows.map((x) => x.age_ms),
+  };
 }
 
 async function pool<T>(items: T[], width: number, fn: (x: T) => Promise<void>): Promise<void> {
@@ -199,12 +215,13 @@ async function benchFleet(agents: number) {
     const before = await dbFigures(client);
     agentsProcess.send("go");
     const { endsAt: end } = await next("measuring", 30);
-    const lag = { backlog: [] as number[], age: [] as number[], polls: 0 };
+    const lag = { backlog: [] as number[], wait: [] as number[], age: [] as number[], polls: 0 };
     const lagPoller = (async () => {
       while (Date.now() < end) {
         await new Promise((r) => setTimeout(r, LAG_POLL_MS));
         const l = await evaluationLag(client);
         lag.backlog.push(...l.backlog);
+        lag.wait.push(...l.wait);
         lag.age.push(...l.age);
         lag.polls++;
       }
@@ -247,7 +264,7 @@ async function benchFleet(agents: number) {
       `  latency (client, POST /api/v1/agent/observations, the answered attempt): p50 ${pct(lat, 0.5).toFixed(0)} ms, p95 ${pct(lat, 0.95).toFixed(0)} ms, p99 ${pct(lat, 0.99).toFixed(0)} ms, max ${(lat.at(-1) ?? NaN).toFixed(0)} ms (agents' process event-loop delay p99 ${stats.loopDelayP99Ms.toFixed(0)} ms)`,
     );
     console.log(
-      `  errors: ${errors}; 503 busy answers (resent after Retry-After): ${stats.busy}; /agent/desired fetches: ${stats.desiredFetches}${stats.undrained > 0 ? `; ${stats.undrained} agents' last batch still unanswered after 30 s` : ""}`,
+      `  errors: ${errors}; 503 busy answers (kept and sent again after the agent's backoff, at least Retry-After): ${stats.busy}; /agent/desired fetches: ${stats.desiredFetches}${stats.undrained > 0 ? `; ${stats.undrained} agents still held ${stats.undrainedSamples} samples 30 s after the measured phase` : ""}`,
     );
     for (const [msg, n] of stats.errors) console.log(`    ${n} x ${msg}`);
     if (errors > 0) {
@@ -261,10 +278,11 @@ async function benchFleet(agents: number) {
       for (const l of unique) console.log(`    ${l}`);
     }
     const backlog = [...lag.backlog].sort((a, b) => a - b);
+    const wait = [...lag.wait].sort((a, b) => a - b);
     const age = [...lag.age].sort((a, b) => a - b);
     const s1 = (ms: number) => (ms / 1000).toFixed(1);
     console.log(
-      `  evaluation lag (${lag.polls} polls x hosts with open findings, ${backlog.length} readings): backlog p50 ${s1(pct(backlog, 0.5))} s, p95 ${s1(pct(backlog, 0.95))} s, max ${s1(backlog.at(-1) ?? NaN)} s; age (sample -> evaluated) p50 ${s1(pct(age, 0.5))} s, p95 ${s1(pct(age, 0.95))} s, max ${s1(age.at(-1) ?? NaN)} s; drain after the agents stopped ${Number.isNaN(drainS) ? "> 120" : drainS.toFixed(1)} s`,
+      `  evaluation lag (${lag.polls} polls x hosts with open findings, ${backlog.length} readings): wait (accepted -> evaluated) p50 ${s1(pct(wait, 0.5))} s, p95 ${s1(pct(wait, 0.95))} s, max ${s1(wait.at(-1) ?? NaN)} s; backlog p50 ${s1(pct(backlog, 0.5))} s, p95 ${s1(pct(backlog, 0.95))} s, max ${s1(backlog.at(-1) ?? NaN)} s; age (sample -> evaluated) p50 ${s1(pct(age, 0.5))} s, p95 ${s1(pct(age, 0.95))} s, max ${s1(age.at(-1) ?? NaN)} s; drain after the agents stopped ${Number.isNaN(drainS) ? "> 120" : drainS.toFixed(1)} s`,
     );
     console.log(`  findings: ${findings.rows.map((r) => `${r.status} ${r.n}`).join(", ") || "none"}`);
     console.log(
