@@ -14,8 +14,9 @@
  *     (1 s doubling, at least Retry-After) with everything buffered meanwhile, as apps/agent does;
  *   - before the measured phase every agent replays 120 s of history in one batch (as after a
  *     console outage), so diagnostics evaluates a full window from the first measured batch;
- *   - it waits (at most SETTLE_LIMIT_S) until findings are evaluated up to the replayed history, so
- *     the measured phase is the steady state, not the evaluator's catch-up after the replay;
+ *   - it waits (at most SETTLE_LIMIT_S) until findings are evaluated up to the replayed history and
+ *     the compactor has moved its old minutes, so the measured phase is the steady state, not the
+ *     catch-up after the replay (whose time it prints);
  *   - the measured phase runs in real time (no compression) for DURATION_S seconds (default 60).
  *
  * Findings are evaluated off the request path (packages/api/src/services/finding-evaluator.ts), so
@@ -76,6 +77,21 @@ async function dbFigures(client: pg.Client) {
   );
   const row = r.rows[0]!;
   return { db: Number(row.db), tbl: Number(row.tbl), rows: Number(row.rows) };
+}
+
+/**
+ * Age past which no raw sample is left once the compactor has caught up, s: it leaves the last
+ * COMPACT_HOT_WINDOW_S (90 s) raw, moves whole minutes, and runs every 15 s (telemetry-compactor.ts).
+ */
+const COMPACT_AGE_S = 90 + 60 + 15 + 5;
+
+/** Raw samples older than `seconds` (by the database's clock). */
+async function rawOlderThan(client: pg.Client, seconds: number): Promise<number> {
+  const r = await client.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM observation_samples WHERE sampled_at < now() - make_interval(secs => $1)",
+    [seconds],
+  );
+  return r.rows[0]!.n;
 }
 
 /** Per host with open findings: evaluation backlog, wait and age, ms (see the header). */
@@ -201,16 +217,21 @@ async function benchFleet(agents: number) {
       `bench: ${agents} tokens + hello + ${HISTORY_S} s history each in ${warm.seconds.toFixed(1)} s`,
     );
 
-    // Settle: the replayed history leaves every host to evaluate at once; measure the steady state
-    // once the evaluator has caught up with it (or after SETTLE_LIMIT_S).
+    // Settle: the replayed history leaves every host to evaluate at once, and its minutes to compact
+    // at once; measure the steady state once the evaluator and the compactor have caught up with it
+    // (or after SETTLE_LIMIT_S): no host's findings behind its samples, no raw sample older than a
+    // compaction run would leave raw (COMPACT_AGE_S).
     const settle0 = performance.now();
+    let evaluatedS = NaN;
     while (performance.now() - settle0 < SETTLE_LIMIT_S * 1000) {
       const l = await evaluationLag(client);
-      if (l.backlog.length > 0 && l.backlog.every((b) => b <= 0)) break;
+      const evaluated = l.backlog.length > 0 && l.backlog.every((b) => b <= 0);
+      if (evaluated && Number.isNaN(evaluatedS)) evaluatedS = (performance.now() - settle0) / 1000;
+      if (evaluated && (await rawOlderThan(client, COMPACT_AGE_S)) === 0) break;
       await new Promise((r) => setTimeout(r, 500));
     }
     console.log(
-      `bench: evaluation of the history settled in ${((performance.now() - settle0) / 1000).toFixed(1)} s`,
+      `bench: evaluation of the history settled in ${evaluatedS.toFixed(1)} s, its compaction in ${((performance.now() - settle0) / 1000).toFixed(1)} s`,
     );
     const before = await dbFigures(client);
     agentsProcess.send("go");
