@@ -1,17 +1,11 @@
 import type { Prisma } from "@prisma/client";
 import { rawRows, type Db } from "../client";
+import type { bindSelect } from "../selects";
 
 type Client = Db | Prisma.TransactionClient;
 
 /** A bind as the traffic of a proxy host is attributed to it (selects.ts bindSelect's fields). */
-export interface TrafficBind {
-  id: string;
-  address: string;
-  prefixBits: number;
-  proto: "tcp" | "udp";
-  portStart: number;
-  portEnd: number;
-}
+export type TrafficBind = Prisma.BindGetPayload<{ select: typeof bindSelect }>;
 
 /** What the next step of a proxy host's live traffic starts from. */
 export interface HostTrafficContext {
