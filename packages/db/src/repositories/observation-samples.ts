@@ -33,12 +33,7 @@ export async function insertSamples(
   return count;
 }
 
-/** Time of the host's newest stored sample, or null. */
-export async function newestSampleAt(tx: Tx, hostId: string): Promise<Date | null> {
-  return (await newestSamplesAt(tx, [hostId])).get(hostId) ?? null;
-}
-
-/** newestSampleAt of many hosts in one statement; every host asked is in the result. */
+/** Time of each host's newest stored sample (null: none), in one statement; every host asked is in the result. */
 export async function newestSamplesAt(tx: Tx, hostIds: readonly string[]): Promise<Map<string, Date | null>> {
   const rows = await rawRows<{ host_id: string; newest: Date | null }>(
     tx,
