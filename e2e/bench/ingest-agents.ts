@@ -444,16 +444,25 @@ class SimAgent {
   }
 
   /**
-   * Send what is still held (the agent would send it at its next due tick) and wait until every
-   * batch is answered. Errors are counted like any other batch's.
+   * Send what is still held when the agent would send it, and wait until every batch is answered.
+   * Errors are counted like any other batch's.
+   *
+   * Each agent keeps its own schedule: its next batch is due at its batch interval after its last
+   * send (or its backoff after a failure), as in the measured phase. Sending everything at the end
+   * of the measured phase at once made a herd of 1,000 simultaneous batches no real fleet sends
+   * (its agents do not all stop at one instant), and that herd was where the worst latencies of
+   * the run came from.
    */
   async drain(deadline: number): Promise<void> {
     await this.inflight;
     while (this.buffer.length > 0 && Date.now() < deadline) {
-      // A send that failed waits its backoff first, as the agent would.
-      const wait = Math.min(this.nextAttemptAt, deadline) - Date.now();
+      const due = this.recovering
+        ? this.nextAttemptAt
+        : Math.max(this.nextAttemptAt, this.lastSendAt + this.batchIntervalMs * BATCH_DUE_FRACTION);
+      const wait = Math.min(due, deadline) - Date.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       if (Date.now() >= deadline) break;
+      this.lastSendAt = Date.now();
       this.startFlush();
       await this.inflight;
     }
@@ -515,10 +524,18 @@ async function run(job: AgentsJob): Promise<void> {
     (job.durationS + HARD_LIMIT_S) * 1000,
   ).unref();
   await send({ type: "measuring", endsAt: end });
+  let reported = 0;
   const progress = setInterval(() => {
     const errors = [...stats.errors.values()].reduce((a, b) => a + b, 0);
+    // Latencies of the answers since the last line: where in the run the slow ones fall.
+    const recent = stats.latencies.slice(reported).sort((a, b) => a - b);
+    reported = stats.latencies.length;
+    const at = (q: number) =>
+      recent.length > 0
+        ? recent[Math.min(recent.length - 1, Math.floor(q * recent.length))]!.toFixed(0)
+        : "-";
     console.error(
-      `bench agents: ${((performance.now() - t0) / 1000).toFixed(0)} s: ${stats.batches} batches, ${stats.samples} samples, ${errors} errors, ${busyAnswers} busy answers so far, ${agents.filter((a) => a.busy).length} agents waiting for an answer`,
+      `bench agents: ${((performance.now() - t0) / 1000).toFixed(0)} s: ${stats.batches} batches, ${stats.samples} samples, ${errors} errors, ${busyAnswers} busy answers so far, ${agents.filter((a) => a.busy).length} agents waiting for an answer; latency of the last ${PROGRESS_S} s p50 ${at(0.5)} / p95 ${at(0.95)} / max ${at(1)} ms`,
     );
   }, PROGRESS_S * 1000);
   await Promise.all(
