@@ -1,8 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { CONTAINER, WEB, cpus, namespace, probesOn, sample, series } from "./__fixtures__/observations";
+import type { NetnsRef, Observation } from "@tide/contracts";
+import { CONTAINER, ROOT, WEB, cpus, namespace, probesOn, sample, series } from "./__fixtures__/observations";
 import { diagnose } from "./diagnose";
 import { round } from "./evaluation";
-import { COUNTER_MAX, counterDelta, perSecond, rates, rollingWindows, windowRates } from "./rates";
+import {
+  COUNTER_MAX,
+  counterDelta,
+  perSecond,
+  rates,
+  rollingWindows,
+  windowRates,
+  type CounterDelta,
+} from "./rates";
 
 describe("rates", () => {
   it("turns absolute counters into per-second rates", () => {
@@ -81,6 +90,102 @@ describe("windowRates", () => {
     const d = windowRates(obs)!.namespaces.get(4026531840)!.counters.get("TcpExtListenOverflows")!;
     expect(d.seconds).toBe(59);
     expect(perSecond(d)).toBe(2);
+  });
+});
+
+describe("windowRates adds every interval's rates", () => {
+  // Deterministic pseudo-random (mulberry32), so a failure repeats.
+  function random(seed: number): () => number {
+    let a = seed;
+    return () => {
+      a = (a + 0x6d2b79f5) | 0;
+      let t = Math.imul(a ^ (a >>> 15), 1 | a);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+  const RENAMED: NetnsRef = { ...WEB, name: "web-2" };
+
+  /** A minute with namespaces coming and going (and renamed), counters missing, resetting or invalid, a repeated instant. */
+  function churn(seed: number): Observation[] {
+    const rnd = random(seed);
+    const values = new Map<string, number>();
+    const value = (key: string) => {
+      const r = rnd();
+      const v =
+        r < 0.04
+          ? Math.floor(rnd() * 10)
+          : r < 0.06
+            ? COUNTER_MAX * 2
+            : (values.get(key) ?? 1_000) + Math.floor(rnd() * 50);
+      values.set(key, v);
+      return v;
+    };
+    const out: Observation[] = [];
+    let t = 0;
+    for (let i = 0; i < 61; i++) {
+      t += rnd() < 0.05 ? 0 : rnd() < 0.1 ? 3 : 1;
+      const netnses = [
+        ROOT,
+        ...(rnd() < 0.8 ? [i > 30 ? RENAMED : WEB] : []),
+        ...(rnd() < 0.5 ? [CONTAINER] : []),
+      ];
+      out.push(
+        sample(t, {
+          namespaces: netnses.map((netns) => {
+            const counters: Record<string, number> = {};
+            for (const name of [
+              "TcpExtListenOverflows",
+              "TcpExtListenDrops",
+              "IpFragFails",
+              "TcpActiveOpens",
+            ]) {
+              if (rnd() < 0.9) counters[name] = value(`${netns.inode}:${name}`);
+            }
+            return { ...namespace(t, { netns }), counters };
+          }),
+        }),
+      );
+    }
+    return out;
+  }
+
+  /** What windowRates must give for the namespaces: rates() of each interval, added up. */
+  function addedUp(samples: readonly Observation[]) {
+    const sum = new Map<number, { netns: NetnsRef; counters: Map<string, CounterDelta>; resets: string[] }>();
+    for (let i = 1; i < samples.length; i++) {
+      for (const [inode, ns] of rates(samples[i - 1]!, samples[i]!).namespaces) {
+        const into = sum.get(inode) ?? {
+          netns: ns.netns,
+          counters: new Map<string, CounterDelta>(),
+          resets: [] as string[],
+        };
+        into.netns = ns.netns;
+        for (const [name, d] of ns.counters) {
+          const c = into.counters.get(name);
+          into.counters.set(
+            name,
+            c ? { delta: c.delta + d.delta, seconds: c.seconds + d.seconds } : { ...d },
+          );
+        }
+        for (const r of ns.resets) if (!into.resets.includes(r)) into.resets.push(r);
+        sum.set(inode, into);
+      }
+    }
+    return sum;
+  }
+
+  it.each([1, 2, 3, 4, 5, 6, 7, 8])("for namespace counters, resets and identities (seed %i)", (seed) => {
+    const samples = churn(seed);
+    const expected = addedUp(samples);
+    const got = windowRates(samples)!;
+    // The window did see resets, missing counters and a namespace that came back renamed.
+    expect([...expected.values()].some((n) => n.resets.length > 0)).toBe(true);
+    expect(got.namespaces.get(WEB.inode)?.netns).toEqual(RENAMED);
+    expect(got.namespaces).toEqual(expected);
+    expect(got.seconds).toBe(
+      samples.reduce((s, o, i) => s + (i === 0 ? 0 : rates(samples[i - 1]!, o).seconds), 0),
+    );
   });
 });
 
