@@ -63,15 +63,18 @@ export function pgPoolOf(client: Db | Prisma.TransactionClient): pg.Pool | null 
 }
 
 /**
- * Rows of `sql` (parameters $1, $2, … from `params`) on the client's own node-postgres pool when it
- * has one (pgPoolOf: the hot paths skip Prisma's query compiler), else through Prisma (a
- * transaction client). One SQL text for both.
+ * Where a repository function's statements run: a client (its pool), a Prisma transaction, or a
+ * sqlTransaction's connection (its SqlQuery).
  */
-export async function rawRows<T>(
-  client: Db | Prisma.TransactionClient,
-  sql: string,
-  params: unknown[],
-): Promise<T[]> {
+export type SqlClient = Db | Prisma.TransactionClient | SqlQuery;
+
+/**
+ * Rows of `sql` (parameters $1, $2, … from `params`) in a sqlTransaction (`client` is its query),
+ * or on the client's own node-postgres pool when it has one (pgPoolOf: the hot paths skip Prisma's
+ * query compiler), else through Prisma (a transaction client). One SQL text for all three.
+ */
+export async function rawRows<T>(client: SqlClient, sql: string, params: unknown[]): Promise<T[]> {
+  if (typeof client === "function") return client<T>(sql, params);
   const pool = pgPoolOf(client);
   if (pool) return (await pool.query(sql, params)).rows as T[];
   return client.$queryRawUnsafe<T[]>(sql, ...params);

@@ -1,4 +1,4 @@
-export { createDb, type Db } from "./client";
+export { createDb, sqlTransaction, type Db, type SqlClient, type SqlQuery } from "./client";
 export * from "./selects";
 export {
   Prisma,

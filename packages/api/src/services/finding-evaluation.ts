@@ -8,12 +8,19 @@ import {
   evaluationWindowShape,
   evaluationWindowShapes,
   findingsOfHosts,
+  insertFindingEvents,
+  insertOpenFindings,
   newestSamplesAt,
+  resolveFindings,
+  sqlTransaction,
+  updateFindingContent,
   type Db,
+  type FindingContentRow,
+  type FindingEventInsert,
   type FindingEventType,
   type FindingRow,
   type FindingSeverity,
-  type Prisma,
+  type SqlClient,
   type WindowShape,
 } from "@tide/db";
 import { diagnose, RATE_WINDOW_S, resolve } from "@tide/diagnostics";
@@ -45,7 +52,7 @@ interface HostWindow {
  * read (and cached). Null when the host has no samples.
  */
 async function hostWindow(
-  db: Db | Prisma.TransactionClient,
+  db: SqlClient,
   cache: EvaluationWindowCache,
   hostId: string,
   shape?: WindowShape,
@@ -64,46 +71,11 @@ async function hostWindow(
 
 /**
  * The writing transaction re-runs resolve() under the advisory lock (and diagnose() when newer
- * samples came meanwhile). Prisma's default 5 s limit is too short for a host with dozens of
- * namespaces and findings on a busy console: every evaluation of that host would time out and its
- * findings would never open. A minute is still bounded; maxWait bounds the wait for a pooled
- * connection.
+ * samples came meanwhile). A host with dozens of namespaces and findings on a busy console takes
+ * seconds; a minute is still bounded (sqlTransaction's Prisma fallback; on node-postgres the pool's
+ * statement and idle-in-transaction timeouts bound it).
  */
-const EVALUATION_TRANSACTION = { timeout: 60_000, maxWait: 10_000 };
-
-/**
- * Rewrite the content of open findings that diagnostics refreshed, in one statement. A host with
- * problems refreshes every finding at each evaluation (its lastSeenAt and evidence move), and one
- * Prisma update per finding was most of what a busy console's evaluator spent.
- */
-async function refreshFindings(tx: Prisma.TransactionClient, findings: readonly Finding[]): Promise<void> {
-  if (findings.length === 0) return;
-  const rows = findings.map((f) => ({
-    id: f.id,
-    kind: f.kind,
-    incident: f.incident,
-    severity: f.severity,
-    title: f.title,
-    subject: f.subject,
-    evidence: f.evidence,
-    explanation: f.explanation,
-    remedy: f.remedy,
-    last_seen_at: f.lastSeenAt,
-  }));
-  // Timestamps are stored as UTC without a zone (Prisma's DateTime).
-  await tx.$executeRawUnsafe(
-    `UPDATE findings f
-        SET kind = x.kind, incident = x.incident, severity = x.severity::"FindingSeverity",
-            title = x.title, subject = x.subject, evidence = x.evidence,
-            explanation = x.explanation, remedy = x.remedy,
-            last_seen_at = x.last_seen_at::timestamptz AT TIME ZONE 'UTC'
-       FROM jsonb_to_recordset($1::jsonb) AS x(id text, kind text, incident int, severity text,
-            title text, subject jsonb, evidence jsonb, explanation text, remedy jsonb,
-            last_seen_at text)
-      WHERE f.id = x.id`,
-    JSON.stringify(rows),
-  );
-}
+const EVALUATION_TRANSACTION = { timeoutMs: 60_000 };
 
 /** Who writes automatic finding history. */
 const DIAGNOSTICS = "diagnostics";
@@ -143,16 +115,18 @@ function storable(f: Finding, log = true): boolean {
   return parsed.success;
 }
 
-function findingContent(f: Finding) {
+/** What diagnostics says of `f`, as its row holds it. */
+function findingContent(f: Finding): FindingContentRow {
   return {
+    id: f.id,
     kind: f.kind,
     incident: f.incident,
     severity: f.severity,
     title: f.title,
-    subject: f.subject as Prisma.InputJsonValue,
-    evidence: f.evidence as Prisma.InputJsonValue,
+    subject: f.subject,
+    evidence: f.evidence,
     explanation: f.explanation,
-    remedy: f.remedy as Prisma.InputJsonValue,
+    remedy: f.remedy,
     lastSeenAt: new Date(f.lastSeenAt),
   };
 }
@@ -194,10 +168,7 @@ type FindingWrite =
  * Health findings (health-findings.ts) are the health checks' to open and resolve, never "gone"
  * because the counters do not show them.
  */
-async function kernelFindings(
-  tx: Db | Prisma.TransactionClient,
-  hostIds: readonly string[],
-): Promise<Map<string, FindingRow[]>> {
+async function kernelFindings(tx: SqlClient, hostIds: readonly string[]): Promise<Map<string, FindingRow[]>> {
   const byHost = new Map<string, FindingRow[]>(hostIds.map((id) => [id, []]));
   for (const r of await findingsOfHosts(tx, hostIds, KernelFindingKind.options))
     byHost.get(r.hostId)?.push(r);
@@ -359,118 +330,107 @@ export async function evaluateHost(db: Db, hostId: string): Promise<EvaluationRe
 async function writeFindings(db: Db, pending: readonly Pending[]): Promise<Map<string, EvaluationResult>> {
   const cache = windowCacheFor(db);
   const hostIds = pending.map((p) => p.hostId);
-  return db.$transaction(async (tx) => {
-    await tx.$executeRawUnsafe(
-      `SELECT count(pg_advisory_xact_lock(k))
+  return sqlTransaction(
+    db,
+    async (tx) => {
+      await tx(
+        `SELECT count(pg_advisory_xact_lock(k))
          FROM (SELECT hashtext(x) AS k FROM unnest($1::text[]) AS x ORDER BY 1 OFFSET 0) AS keys`,
-      hostIds.map((id) => `findings:${id}`),
-    );
-    // A sample newer than a host's window arrived meanwhile (and maybe another process evaluated
-    // it): evaluate the window as it is now, under the lock, rather than write findings back to an
-    // older one. Never give up instead: a host whose batches come faster than an evaluation takes
-    // would never get its findings written.
-    const latest = await newestSamplesAt(tx, hostIds);
-    const stored = await kernelFindings(tx, hostIds);
-    const results = new Map<string, EvaluationResult>();
-    const writes: { hostId: string; w: FindingWrite }[] = [];
-    for (const p of pending) {
-      let { window, newest, current } = p;
-      const newer = latest.get(p.hostId);
-      if (newer && newer > newest) {
-        const again = await hostWindow(tx, cache, p.hostId);
-        if (!again) {
-          results.set(p.hostId, NOTHING);
-          continue;
-        }
-        ({ window, newest } = again);
-        current = diagnose(window);
-      }
-      const hostWrites = findingWrites(stored.get(p.hostId) ?? [], current, window, newest, false);
-      for (const w of hostWrites) writes.push({ hostId: p.hostId, w });
-      results.set(p.hostId, {
-        opened: hostWrites.filter((w) => w.op === "open" || w.op === "reopen").length,
-        resolved: hostWrites.filter((w) => w.op === "resolve").length,
-        written: hostWrites.length,
-      });
-    }
-
-    const events: Prisma.FindingEventCreateManyInput[] = [];
-    const event = (
-      findingId: string,
-      type: FindingEventType,
-      at: string,
-      extra: { from?: FindingSeverity; to?: FindingSeverity; detail?: string } = {},
-    ) =>
-      events.push({
-        findingId,
-        type,
-        at: new Date(at),
-        by: DIAGNOSTICS,
-        fromSeverity: extra.from ?? null,
-        toSeverity: extra.to ?? null,
-        detail: extra.detail ?? "",
-      });
-    const opened: Prisma.FindingCreateManyInput[] = [];
-    const refreshed: Finding[] = [];
-    for (const { hostId, w } of writes) {
-      const f = w.finding;
-      switch (w.op) {
-        case "open":
-          opened.push({
-            id: f.id,
-            fingerprint: f.fingerprint,
-            hostId,
-            status: "open",
-            firstSeenAt: new Date(f.firstSeenAt),
-            ...findingContent(f),
-          });
-          event(f.id, "opened", f.lastSeenAt, { to: f.severity });
-          break;
-        case "reopen":
-          await tx.finding.update({
-            where: { id: f.id },
-            data: {
-              status: "open",
-              resolvedAt: null,
-              acknowledgedBy: null,
-              acknowledgedAt: null,
-              ...findingContent(f),
-            },
-          });
-          event(f.id, "reopened", f.lastSeenAt, { from: w.from, to: f.severity });
-          break;
-        case "refresh":
-          refreshed.push(f);
-          if (w.from !== f.severity) {
-            event(f.id, "severity_changed", f.lastSeenAt, { from: w.from, to: f.severity });
-          }
-          break;
-        case "resolve":
-          await tx.finding.update({
-            where: { id: f.id },
-            data: {
-              status: "resolved",
-              resolvedAt: new Date(w.at),
-              acknowledgedBy: null,
-              acknowledgedAt: null,
-            },
-          });
-          event(f.id, "resolved", w.at, { from: f.severity, detail: w.reason });
-          break;
-      }
-    }
-    if (opened.length > 0) await tx.finding.createMany({ data: opened });
-    await refreshFindings(tx, refreshed);
-    if (events.length > 0) await tx.findingEvent.createMany({ data: events });
-    // Pages refetch findings on this (live/host-live.ts); NOTIFY is delivered only if we commit.
-    const changed = [...new Set(writes.map((x) => x.hostId))];
-    if (changed.length > 0) {
-      await tx.$executeRawUnsafe(
-        `SELECT count(pg_notify($1::text, h || ' findings')) FROM unnest($2::text[]) AS h`,
-        OBSERVATIONS_CHANNEL,
-        changed,
+        [hostIds.map((id) => `findings:${id}`)],
       );
-    }
-    return results;
-  }, EVALUATION_TRANSACTION);
+      // A sample newer than a host's window arrived meanwhile (and maybe another process evaluated
+      // it): evaluate the window as it is now, under the lock, rather than write findings back to an
+      // older one. Never give up instead: a host whose batches come faster than an evaluation takes
+      // would never get its findings written.
+      const latest = await newestSamplesAt(tx, hostIds);
+      const stored = await kernelFindings(tx, hostIds);
+      const results = new Map<string, EvaluationResult>();
+      const writes: { hostId: string; w: FindingWrite }[] = [];
+      for (const p of pending) {
+        let { window, newest, current } = p;
+        const newer = latest.get(p.hostId);
+        if (newer && newer > newest) {
+          const again = await hostWindow(tx, cache, p.hostId);
+          if (!again) {
+            results.set(p.hostId, NOTHING);
+            continue;
+          }
+          ({ window, newest } = again);
+          current = diagnose(window);
+        }
+        const hostWrites = findingWrites(stored.get(p.hostId) ?? [], current, window, newest, false);
+        for (const w of hostWrites) writes.push({ hostId: p.hostId, w });
+        results.set(p.hostId, {
+          opened: hostWrites.filter((w) => w.op === "open" || w.op === "reopen").length,
+          resolved: hostWrites.filter((w) => w.op === "resolve").length,
+          written: hostWrites.length,
+        });
+      }
+
+      const events: FindingEventInsert[] = [];
+      const event = (
+        findingId: string,
+        type: FindingEventType,
+        at: string,
+        extra: { from?: FindingSeverity; to?: FindingSeverity; detail?: string } = {},
+      ) =>
+        events.push({
+          findingId,
+          type,
+          at: new Date(at),
+          by: DIAGNOSTICS,
+          fromSeverity: extra.from ?? null,
+          toSeverity: extra.to ?? null,
+          detail: extra.detail ?? "",
+        });
+      const opened: Parameters<typeof insertOpenFindings>[1][number][] = [];
+      const reopened: FindingContentRow[] = [];
+      const refreshed: FindingContentRow[] = [];
+      const resolved: { id: string; resolvedAt: Date }[] = [];
+      for (const { hostId, w } of writes) {
+        const f = w.finding;
+        switch (w.op) {
+          case "open":
+            opened.push({
+              ...findingContent(f),
+              fingerprint: f.fingerprint,
+              hostId,
+              firstSeenAt: new Date(f.firstSeenAt),
+            });
+            event(f.id, "opened", f.lastSeenAt, { to: f.severity });
+            break;
+          case "reopen":
+            reopened.push(findingContent(f));
+            event(f.id, "reopened", f.lastSeenAt, { from: w.from, to: f.severity });
+            break;
+          case "refresh":
+            refreshed.push(findingContent(f));
+            if (w.from !== f.severity) {
+              event(f.id, "severity_changed", f.lastSeenAt, { from: w.from, to: f.severity });
+            }
+            break;
+          case "resolve":
+            resolved.push({ id: f.id, resolvedAt: new Date(w.at) });
+            event(f.id, "resolved", w.at, { from: f.severity, detail: w.reason });
+            break;
+        }
+      }
+      // One statement each for the whole batch (findings.ts in @tide/db).
+      await insertOpenFindings(tx, opened);
+      await updateFindingContent(tx, reopened, true);
+      await updateFindingContent(tx, refreshed, false);
+      await resolveFindings(tx, resolved);
+      await insertFindingEvents(tx, events);
+      // Pages refetch findings on this (live/host-live.ts); NOTIFY is delivered only if we commit.
+      const changed = [...new Set(writes.map((x) => x.hostId))];
+      if (changed.length > 0) {
+        await tx(`SELECT count(pg_notify($1::text, h || ' findings')) FROM unnest($2::text[]) AS h`, [
+          OBSERVATIONS_CHANNEL,
+          changed,
+        ]);
+      }
+      return results;
+    },
+    EVALUATION_TRANSACTION,
+  );
 }

@@ -1,5 +1,5 @@
 import type { Prisma } from "@prisma/client";
-import { rawRows, type Db } from "../client";
+import { rawRows, type Db, type SqlClient } from "../client";
 import { MIN_HOT_WINDOW_MS, samplesOfChunks } from "./observation-chunks";
 import { minuteOf } from "./observation-codec";
 
@@ -34,7 +34,7 @@ export async function insertSamples(
 }
 
 /** Time of each host's newest stored sample (null: none), in one statement; every host asked is in the result. */
-export async function newestSamplesAt(tx: Tx, hostIds: readonly string[]): Promise<Map<string, Date | null>> {
+export async function newestSamplesAt(tx: SqlClient, hostIds: readonly string[]): Promise<Map<string, Date | null>> {
   const rows = await rawRows<{ host_id: string; newest: Date | null }>(
     tx,
     `SELECT h.id AS host_id,
@@ -295,7 +295,7 @@ export interface WindowShape {
  * checks with this that they are all the database holds before it uses them instead of reading and
  * parsing a minute of payloads.
  */
-export async function evaluationWindowShape(tx: Tx, hostId: string, seconds: number): Promise<WindowShape> {
+export async function evaluationWindowShape(tx: SqlClient, hostId: string, seconds: number): Promise<WindowShape> {
   return (await evaluationWindowShapes(tx, [hostId], seconds)).get(hostId)!;
 }
 
@@ -304,7 +304,7 @@ export async function evaluationWindowShape(tx: Tx, hostId: string, seconds: num
  * batch of hosts at once); every host asked is in the result.
  */
 export async function evaluationWindowShapes(
-  tx: Tx,
+  tx: SqlClient,
   hostIds: readonly string[],
   seconds: number,
 ): Promise<Map<string, WindowShape>> {
@@ -337,7 +337,7 @@ export async function evaluationWindowShapes(
  * The host's samples of the last `seconds` before its newest one, oldest first, in one query (the
  * newest is found by the same index walk). Empty when the host has none.
  */
-export async function evaluationWindow(tx: Tx, hostId: string, seconds: number): Promise<StoredSample[]> {
+export async function evaluationWindow(tx: SqlClient, hostId: string, seconds: number): Promise<StoredSample[]> {
   // The compactor leaves at least the last few minutes raw, so the chunk half is empty unless the
   // host went quiet long enough for its newest samples to be compacted.
   const rows = await rawRows<TierRow & { since: Date }>(
