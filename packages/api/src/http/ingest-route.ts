@@ -25,13 +25,15 @@ import { acceptObservations } from "../services/ingest.service";
 export async function ingestDirect(
   ctx: Context & { host: HostCaller },
   body: unknown,
+  /** The JSON text `body` was parsed from: stored as it is (IngestOptions.sourceJson). */
+  text: string,
 ): Promise<Response | null> {
   if (findUnsafeText(body)) return null;
   const input = AgentObservationsIn.safeParse(body);
   if (!input.success) return null;
   let reply: AgentObservationsReply;
   try {
-    reply = AgentObservationsReply.parse(await acceptObservations(ctx, input.data));
+    reply = AgentObservationsReply.parse(await acceptObservations(ctx, input.data, text));
   } catch {
     return null;
   }

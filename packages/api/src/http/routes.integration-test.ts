@@ -345,7 +345,8 @@ describe("an agent's batch, answered directly or by the REST adapter", () => {
 
   it("answers a valid batch directly, as the procedure would", async () => {
     const { token, ctx } = await setup();
-    const direct = await ingestDirect(ctx, batch(0, 5));
+    const first = batch(0, 5);
+    const direct = await ingestDirect(ctx, first, JSON.stringify(first));
     expect(direct).not.toBeNull();
     const answered = await reply(direct!);
     expect(answered.status).toBe(200);
@@ -370,6 +371,25 @@ describe("an agent's batch, answered directly or by the REST adapter", () => {
     expect(await stored()).toBe(15);
   });
 
+  it("stores each sample kept as the agent sent it, also when the batch's first ones are refused", async () => {
+    const { token } = await setup();
+    const body = batch(0, 4);
+    // Outside the retention window: refused, so the stored ones are the body's 2nd to 4th.
+    body.observations[0]!.sampledAt = new Date(Date.now() - 2 * 86_400_000).toISOString();
+    // Indented, as any JSON writer may send it.
+    const routed = await rest("POST", "/agent/observations", { token, body: JSON.stringify(body, null, 2) });
+    expect([routed.status, routed.body]).toMatchObject([200, { accepted: 3 }]);
+    const rows = await db.observationSample.findMany({
+      where: { host: { name: HOSTNAME } },
+      orderBy: { sampledAt: "asc" },
+      select: { sampledAt: true, payload: true },
+    });
+    expect(rows.map((r) => r.sampledAt.toISOString())).toEqual(
+      body.observations.slice(1).map((o) => o.sampledAt),
+    );
+    expect(rows.map((r) => r.payload)).toEqual(body.observations.slice(1));
+  });
+
   it("leaves every other batch to the REST adapter, which answers it word for word", async () => {
     const { token, ctx } = await setup();
     const bad = {
@@ -383,7 +403,7 @@ describe("an agent's batch, answered directly or by the REST adapter", () => {
     };
     for (const [what, body] of Object.entries(bad)) {
       const text = JSON.stringify(body);
-      expect(await ingestDirect(ctx, JSON.parse(text)), what).toBeNull();
+      expect(await ingestDirect(ctx, JSON.parse(text), text), what).toBeNull();
       const routed = await rest("POST", "/agent/observations", { token, body: text });
       const adapter = await restCall(db, "POST", "/agent/observations", { token, body: JSON.parse(text) });
       expect(routed.status, what).toBeGreaterThanOrEqual(400);

@@ -113,7 +113,7 @@ async function restResponse(
       if (read instanceof RequestRefusal) return refusalResponse(read, "rest");
       // A valid batch is answered directly; anything else takes the REST adapter (ingest-route.ts).
       return (
-        (await ingestDirect({ ...ctx, host: ctx.host }, read.value)) ??
+        (await ingestDirect({ ...ctx, host: ctx.host }, read.value, read.text)) ??
         (await handleRest(req, ctx, path, opts, read.text))
       );
     } finally {

@@ -26,6 +26,11 @@ export interface IngestOptions {
   now?: Date;
   /** Who decides the batch interval asked of the agent (ingest-pacing.ts; default: this process's). */
   pacer?: IngestPacer;
+  /**
+   * The JSON text `input` was parsed and validated from (the request body): its observations are
+   * stored as that text (storeBatch's SampleSource) rather than serialized again.
+   */
+  sourceJson?: string;
 }
 
 type Refused = NonNullable<AgentObservationsReply["refused"]>;
@@ -84,7 +89,9 @@ export async function ingestObservations(
   const refused: Refused = [];
   const refuse = (sampledAt: string, reason: SampleRefusal, detail: string) =>
     refused.push({ sampledAt, reason, detail });
-  const inWindow = input.observations.filter((o) => {
+  // Positions in input.observations of the samples kept (the source text's order).
+  const at: number[] = [];
+  const inWindow = input.observations.filter((o, i) => {
     const t = Date.parse(o.sampledAt);
     if (t > now.getTime() + SAMPLE_MAX_FUTURE_MS) {
       refuse(
@@ -102,6 +109,7 @@ export async function ingestObservations(
       );
       return false;
     }
+    at.push(i);
     return true;
   });
   const rows = inWindow.map((o) => ({
@@ -124,6 +132,7 @@ export async function ingestObservations(
     // Live pages are told in the same statement (charts); the evaluator notifies again when
     // findings changed.
     { channel: OBSERVATIONS_CHANNEL, payload: host.hostId },
+    options.sourceJson === undefined ? undefined : { json: options.sourceJson, at },
   );
   const stored = new Set(storedIds);
   inWindow.forEach((o, i) => {
@@ -162,12 +171,15 @@ export async function ingestObservations(
 export async function acceptObservations(
   ctx: Pick<Context, "db" | "signal"> & { host: HostCaller },
   input: AgentObservationsIn,
+  /** The JSON text `input` was parsed from, when the caller has it (IngestOptions.sourceJson). */
+  sourceJson?: string,
 ): Promise<AgentObservationsReply> {
   // Parsing and validating a big batch takes a while: an agent that timed out meanwhile sends it
   // again, so this copy is not stored.
   throwIfClientGone(ctx, "its batch was stored");
   const r = await ingestObservations(ctx.db, ctx.host, input, {
     retentionMinutes: ingestEnv().TIDE_OBSERVATION_RETENTION_MINUTES,
+    ...(sourceJson === undefined ? {} : { sourceJson }),
   });
   // Only a director's batches change director sync (it reads the director first and stops).
   if (r.director) await recordDirectorSync(ctx.db, ctx.host.hostname, input.dataPlane);
