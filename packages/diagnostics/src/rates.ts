@@ -315,25 +315,14 @@ export function windowRates(samples: readonly Observation[]): Rates | null {
 }
 
 /**
- * Add the rates of the interval after `acc` into it, in place. Every object `acc` holds is its own
+ * Add the rates of the interval after `acc` into it, in place, except namespace counters (windowRates
+ * adds those with addNamespaceCountersInto; `b` has none). Every object `acc` holds is its own
  * (copied from `b` when first seen), so `b` is never changed; what is per interval and not summed
- * (a namespace's name, a pid's comm) is the latest interval's.
+ * (a pid's comm) is the latest interval's.
  */
 function addRatesInto(acc: Rates, b: Rates): void {
   acc.to = b.to;
   acc.seconds += b.seconds;
-  for (const [inode, nb] of b.namespaces) {
-    const na = acc.namespaces.get(inode);
-    if (na === undefined) {
-      const counters = new Map<string, CounterDelta>();
-      for (const [name, d] of nb.counters) counters.set(name, { ...d });
-      acc.namespaces.set(inode, { netns: nb.netns, counters, resets: [...new Set(nb.resets)] });
-      continue;
-    }
-    na.netns = nb.netns;
-    for (const [name, d] of nb.counters) na.counters.set(name, accumulate(na.counters.get(name), d));
-    for (const r of nb.resets) if (!na.resets.includes(r)) na.resets.push(r);
-  }
   for (const [cpu, cb] of b.cpus) {
     const ca = acc.cpus.get(cpu);
     acc.cpus.set(cpu, {

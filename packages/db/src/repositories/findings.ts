@@ -107,9 +107,9 @@ const CONTENT_COLUMNS = `id text, kind text, incident int, severity text, title 
 
 /*
  * The writes of a findings evaluation (finding-evaluation.ts), each one statement for a whole batch
- * of hosts, on whatever `tx` is: the evaluator's sqlTransaction on node-postgres, where Prisma's
- * interactive transaction and one query per reopened or resolved finding were most of what the
- * evaluator spent at 1,000 hosts. Timestamps are stored as UTC without a zone (Prisma's DateTime).
+ * of hosts, on whatever `tx` is: the evaluator's sqlTransaction on node-postgres, not a Prisma
+ * interactive transaction with one query per reopened or resolved finding. Timestamps are stored as
+ * UTC without a zone (Prisma's DateTime).
  */
 
 /** Open new findings (status open, never acknowledged). */
