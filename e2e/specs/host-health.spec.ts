@@ -122,6 +122,30 @@ test("a host's overflowing listener shows live, and its finding is acknowledged"
   });
 });
 
+test("a live page whose stream is refused (a load balancer's 502) connects again", async ({ page }) => {
+  await signIn(page);
+  const hostname = `e2e-relive-${Date.now().toString(36)}`;
+  const token = await createHostToken(page, hostname);
+  await hello(page.request, token, hostname);
+  await postSamples(page.request, token, { hostname, start: Date.now() - 10_000, overflowPerS: 0 }, 0, 10);
+  // The first two stream requests get what a proxy in front of a killed console answers. The
+  // browser's EventSource gives up for good on a non-200 answer; the page must open it again.
+  let refused = 0;
+  await page.route("**/api/live/hosts/**", async (route) => {
+    if (refused < 2) {
+      refused++;
+      await route.fulfill({ status: 502, contentType: "text/plain", body: "bad gateway" });
+    } else await route.continue();
+  });
+  await page.goto(`/hosts/${hostname}`);
+  await expect(page.getByTestId("live-state")).toHaveAttribute("data-state", "offline");
+  // Reopened after 1 s, then 2 s (+ up to 20 % each): live well within 10 s.
+  await expect(page.getByTestId("live-state")).toHaveAttribute("data-state", "live", { timeout: 10_000 });
+  expect(refused).toBe(2);
+  // The reopened stream's first update carries the samples (the namespaces come only from it).
+  await expect(page.locator('[data-testid="namespace"][data-ns="name:web"]')).toBeVisible();
+});
+
 test("a PMTU blackhole on a checked path becomes a pmtu_blackhole finding", async ({ page }) => {
   await signIn(page);
   const hostname = `e2e-edge-${Date.now().toString(36)}`;
