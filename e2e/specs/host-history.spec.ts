@@ -187,4 +187,15 @@ test("a host's history by range, in the URL, from the right tier; a finding's ev
       await checkPage(page, testInfo, "finding", errors);
     });
   }
+
+  await test.step("a finding open longer than the history kept charts the part that is kept", async () => {
+    // A browser whose clock is 40 days on: the finding has been open for longer than the 30 days of
+    // history the console keeps, so the page asks for the last 30 days (less an hour), not for all.
+    // (The last step: the clock stays installed in the browser context.)
+    await page.clock.install({ time: Date.now() + 40 * 86_400_000 });
+    await page.goto(findingUrl);
+    const evidence = page.getByTestId("evidence-history");
+    await expect(evidence.getByTestId("history-tier")).toHaveAttribute("data-tier", "rollups");
+    await expect(evidence.getByTestId("history-error")).toHaveCount(0);
+  });
 });

@@ -21,3 +21,4 @@ export {
   type LivePoint,
 } from "./live/host-live";
 export { handleRestRequest, handleTrpcRequest } from "./http/routes";
+export { historyRetentionDays } from "./services/host-history.service";

@@ -49,6 +49,14 @@ export interface HistoryClock {
   rollupDays: number;
 }
 
+/**
+ * Days of history the console keeps (TIDE_OBSERVATION_ROLLUP_DAYS): pages that compute a range
+ * themselves (a finding's evidence) keep inside it instead of being refused.
+ */
+export function historyRetentionDays(): number {
+  return ingestEnv().TIDE_OBSERVATION_ROLLUP_DAYS;
+}
+
 function clockNow(): HistoryClock {
   const env = ingestEnv();
   return {

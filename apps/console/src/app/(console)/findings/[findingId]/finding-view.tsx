@@ -15,8 +15,11 @@ import styles from "../findings.module.css";
 
 type Finding = RouterOutputs["findings"]["get"];
 
-/** One finding: its card, and the history of its evidence around it (issue 16). */
-export function FindingView({ findingId }: { findingId: string }) {
+/**
+ * One finding: its card, and the history of its evidence around it (issue 16). `historyDays`: the
+ * days of history the console keeps (TIDE_OBSERVATION_ROLLUP_DAYS).
+ */
+export function FindingView({ findingId, historyDays }: { findingId: string; historyDays: number }) {
   const trpc = useTRPC();
   const finding = useQuery(trpc.findings.get.queryOptions({ findingId }));
   const host = useQuery({
@@ -32,7 +35,7 @@ export function FindingView({ findingId }: { findingId: string }) {
       <h1>
         Finding on <Link href={`/hosts/${f.hostId}`}>{hostName ?? f.subject.hostId}</Link>
       </h1>
-      <EvidenceHistory finding={f} />
+      <EvidenceHistory finding={f} historyDays={historyDays} />
       <ul className={styles.list}>
         <FindingCard finding={f} hostName={hostName} standalone />
       </ul>
@@ -42,13 +45,39 @@ export function FindingView({ findingId }: { findingId: string }) {
 
 /**
  * The finding's evidence metric over its life: 15 min before it was first seen to 15 min after it
- * resolved (or now), in its namespace, with a link to the host page at that range. The metric is
- * the first evidence row the host page charts (a kernel counter); probe readings have no history.
+ * resolved (or now), in its namespace, with a link to the host page at that range; only the part
+ * within the history kept. The metric is the first evidence row the host page charts (a kernel
+ * counter); probe readings have no history.
  */
-function EvidenceHistory({ finding }: { finding: Finding }) {
-  const trpc = useTRPC();
+function EvidenceHistory({ finding, historyDays }: { finding: Finding; historyDays: number }) {
   // The window is fixed when the page opens: a reload asks again, a re-render does not move it.
-  const [range] = useState(() => findingWindow(finding, Date.now()));
+  const [range] = useState(() => findingWindow(finding, Date.now(), historyDays));
+  if (!range) {
+    return (
+      <section className="panel" aria-labelledby="evidence-history-heading" data-testid="evidence-history">
+        <header className={styles.historyHead}>
+          <h2 id="evidence-history-heading">Evidence history</h2>
+        </header>
+        <div className="body">
+          <p className="muted" data-testid="evidence-history-gone">
+            This finding ended before the oldest history the console keeps ({historyDays} days,
+            TIDE_OBSERVATION_ROLLUP_DAYS): its evidence history is gone.
+          </p>
+        </div>
+      </section>
+    );
+  }
+  return <EvidenceChart finding={finding} range={range} />;
+}
+
+function EvidenceChart({
+  finding,
+  range,
+}: {
+  finding: Finding;
+  range: { mode: "custom"; from: string; to: string };
+}) {
+  const trpc = useTRPC();
   const history = useQuery(
     trpc.hosts.history.queryOptions({ hostId: finding.hostId, from: range.from, to: range.to }),
   );

@@ -1,3 +1,4 @@
+import { historyRetentionDays } from "@tide/api";
 import type { Metadata } from "next";
 import { getQueryClient, HydrateClient, trpc } from "~/trpc/server";
 import { FindingView } from "./finding-view";
@@ -9,7 +10,7 @@ export default async function FindingPage({ params }: { params: Promise<{ findin
   await getQueryClient().prefetchQuery(trpc.findings.get.queryOptions({ findingId }));
   return (
     <HydrateClient>
-      <FindingView findingId={findingId} />
+      <FindingView findingId={findingId} historyDays={historyRetentionDays()} />
     </HydrateClient>
   );
 }

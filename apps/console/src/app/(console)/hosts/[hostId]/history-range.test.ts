@@ -47,7 +47,7 @@ describe("history range in the URL", () => {
 describe("findingWindow", () => {
   const now = Date.parse("2026-11-27T04:00:00.500Z");
   it("is 15 min before first seen to now while open", () => {
-    expect(findingWindow({ firstSeenAt: "2026-11-27T03:50:00.250Z", resolvedAt: null }, now)).toEqual({
+    expect(findingWindow({ firstSeenAt: "2026-11-27T03:50:00.250Z", resolvedAt: null }, now, 30)).toEqual({
       mode: "custom",
       from: "2026-11-27T03:35:00.000Z",
       to: "2026-11-27T04:00:00.000Z",
@@ -55,10 +55,26 @@ describe("findingWindow", () => {
   });
   it("ends 15 min after it resolved, or now if that is sooner", () => {
     expect(
-      findingWindow({ firstSeenAt: "2026-11-27T01:00:00Z", resolvedAt: "2026-11-27T02:00:00Z" }, now).to,
+      findingWindow({ firstSeenAt: "2026-11-27T01:00:00Z", resolvedAt: "2026-11-27T02:00:00Z" }, now, 30)?.to,
     ).toBe("2026-11-27T02:15:00.000Z");
     expect(
-      findingWindow({ firstSeenAt: "2026-11-27T03:00:00Z", resolvedAt: "2026-11-27T03:55:00Z" }, now).to,
+      findingWindow({ firstSeenAt: "2026-11-27T03:00:00Z", resolvedAt: "2026-11-27T03:55:00Z" }, now, 30)?.to,
     ).toBe("2026-11-27T04:00:00.000Z");
+  });
+  it("starts no earlier than the history kept, less an hour; none when all of it is older", () => {
+    // Open for 40 days, 30 kept: the last 30 days less an hour, to now.
+    expect(findingWindow({ firstSeenAt: "2026-10-18T04:00:00Z", resolvedAt: null }, now, 30)).toEqual({
+      mode: "custom",
+      from: "2026-10-28T05:00:00.000Z",
+      to: "2026-11-27T04:00:00.000Z",
+    });
+    // Resolved 2 days after it opened 31 days ago, 7 kept: gone.
+    expect(
+      findingWindow({ firstSeenAt: "2026-10-27T04:00:00Z", resolvedAt: "2026-10-29T04:00:00Z" }, now, 7),
+    ).toBeNull();
+    // Ended inside the kept history: from is cut, to is the end plus the margin.
+    expect(
+      findingWindow({ firstSeenAt: "2026-11-10T00:00:00Z", resolvedAt: "2026-11-21T00:00:00Z" }, now, 7),
+    ).toEqual({ mode: "custom", from: "2026-11-20T05:00:00.000Z", to: "2026-11-21T00:15:00.000Z" });
   });
 });

@@ -68,16 +68,23 @@ export function fromUtcInput(value: string): string | null {
 
 /**
  * The history around a finding: from 15 min before it was first seen to 15 min after it resolved
- * (or now, if sooner or still open), as a custom range.
+ * (or now, if sooner or still open), as a custom range, cut to the `historyDays` the console keeps
+ * (less an hour, so a browser clock somewhat ahead of the console's is not refused either). Null
+ * when all of it is older than that: its history is gone.
  */
 export const FINDING_MARGIN_MS = 15 * 60_000;
+export const HISTORY_EDGE_MARGIN_MS = 60 * 60_000;
 export function findingWindow(
   finding: { firstSeenAt: string; resolvedAt: string | null },
   now: number,
-): { mode: "custom"; from: string; to: string } {
-  const from = Date.parse(finding.firstSeenAt) - FINDING_MARGIN_MS;
+  historyDays: number,
+): { mode: "custom"; from: string; to: string } | null {
+  const oldest = now - historyDays * 86_400_000 + HISTORY_EDGE_MARGIN_MS;
+  const from = Math.max(Date.parse(finding.firstSeenAt) - FINDING_MARGIN_MS, oldest);
   const end = finding.resolvedAt ? Date.parse(finding.resolvedAt) + FINDING_MARGIN_MS : now;
+  const to = Math.min(end, now);
   // Whole seconds: the URL stays short and a reload asks for the same range.
   const round = (t: number) => new Date(Math.floor(t / 1000) * 1000).toISOString();
-  return { mode: "custom", from: round(from), to: round(Math.min(end, now)) };
+  if (round(to) <= round(from)) return null;
+  return { mode: "custom", from: round(from), to: round(to) };
 }
