@@ -43,6 +43,17 @@ export function findUnsafeText(
   return walk(value, [...path]);
 }
 
+/**
+ * Whether JSON text can hold a string findUnsafeText refuses, for text decoded as strict UTF-8 (a
+ * fatal TextDecoder, as the API reads bodies): JSON allows no raw control character and strict
+ * UTF-8 no lone surrogate, so a NUL or a lone surrogate can only come from a \u escape, which
+ * JSON.stringify writes for nothing but control characters and lone surrogates. False lets a caller
+ * skip the walk (an agent batch: ~125 us); depth is not looked at.
+ */
+export function jsonMayHoldUnsafeText(text: string): boolean {
+  return text.includes("\\u");
+}
+
 function textReason(value: string): string | null {
   return value.includes(NUL) || SURROGATE.test(value) ? unsafeTextReason(value) : null;
 }

@@ -1,4 +1,4 @@
-import { AgentObservationsReply, findUnsafeText } from "@tide/contracts";
+import { AgentObservationsReply, findUnsafeText, jsonMayHoldUnsafeText } from "@tide/contracts";
 import type { HostCaller } from "../auth/host-tokens.service";
 import type { Context } from "../context";
 import { acceptObservations } from "../services/ingest.service";
@@ -30,7 +30,7 @@ export async function ingestDirect(
   /** The JSON text `body` was parsed from: stored as it is (IngestOptions.sourceJson). */
   text: string,
 ): Promise<Response | null> {
-  if (findUnsafeText(body) || !acceptsBatch(body)) return null;
+  if ((jsonMayHoldUnsafeText(text) && findUnsafeText(body)) || !acceptsBatch(body)) return null;
   let reply: AgentObservationsReply;
   try {
     reply = AgentObservationsReply.parse(await acceptObservations(ctx, body, text));

@@ -398,6 +398,10 @@ describe("an agent's batch, answered directly or by the REST adapter", () => {
         ...batch(0, 2),
         observations: [{ ...batch(0, 1).observations[0], kernelRelease: "6.1\u0000" }],
       },
+      surrogate: {
+        ...batch(0, 2),
+        observations: [{ ...batch(0, 1).observations[0], kernelRelease: "6.1\ud800" }],
+      },
       foreign: batch(0, 2, "lb-someone-else"),
       empty: { dataPlane: [], replayed: false },
     };
