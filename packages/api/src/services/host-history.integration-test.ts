@@ -1,6 +1,6 @@
 import { newId, type NamespaceObservation, type Observation } from "@tide/contracts";
 import { createDb, storeBatch, type Db, type Prisma } from "@tide/db";
-import { namespace, ROOT, sample, WEB } from "@tide/diagnostics/fixtures";
+import { CONTAINER, namespace, ROOT, sample, WEB } from "@tide/diagnostics/fixtures";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { createHostToken } from "../auth/host-tokens.service";
 import { openApiDocument } from "../openapi";
@@ -52,6 +52,8 @@ function observation(t: number): Observation {
   const namespaces: NamespaceObservation[] = [
     namespace(t, { counters: c.root }),
     namespace(t, { netns: WEB, counters: c.web }),
+    // Idle: no counter moves, no socket (charted with zero rates in every tier, not left out)
+    { ...namespace(t, { netns: CONTAINER, listeners: [] }), sockstat: null },
   ];
   return { ...sample(t, { hostId: HOSTNAME, namespaces }), sampledAt: new Date(atMs(t)).toISOString() };
 }
@@ -87,6 +89,9 @@ async function seedHost(): Promise<string> {
   return id;
 }
 
+/** The idle namespace's key (unnamed, not the root). */
+const IDLE = `inode:${CONTAINER.inode}`;
+
 const series = (h: HostHistory, ns: string, counter: string) => {
   const s = h.namespaces.find((n) => n.key === ns)?.series.find((x) => x.counter === counter);
   if (!s) throw new Error(`no ${ns} ${counter} in the history`);
@@ -106,7 +111,7 @@ describe("host history", () => {
     const first = SECONDS + 5 - 900; // t of bucket 0
     expect(h.start).toBe(new Date(T0 + first * 1000).toISOString());
     expect(h.sourcePoints).toBe(TIMES.filter((t) => t >= first).length);
-    expect(h.namespaces.map((n) => n.key)).toEqual(["root", "name:web"]);
+    expect(h.namespaces.map((n) => n.key)).toEqual(["root", IDLE, "name:web"]);
     for (const [ns, counter] of [
       ["root", "TcpExtListenDrops"],
       ["root", "TcpExtListenOverflows"],
@@ -147,6 +152,12 @@ describe("host history", () => {
     const bucketOfMinute = (m: number) => (T0 + m * 60_000 - start) / 60_000;
     // Minutes 0..39 but 10: 36 from the compactor, 37..39 rolled up from the raw rows on the fly.
     expect(h.sourcePoints).toBe(39);
+    // The idle namespace is listed as in the 15 min view, at zero wherever a minute was stored.
+    expect(h.namespaces.map((n) => n.key)).toEqual(["root", IDLE, "name:web"]);
+    const idle = series(h, IDLE, "TcpExtListenDrops").avg;
+    expect(Array.from({ length: 40 }, (_, m) => idle[bucketOfMinute(m)])).toEqual(
+      Array.from({ length: 40 }, (_, m) => (m === 10 ? null : 0)),
+    );
     const round = (x: number) => (x === 0 ? 0 : Number(x.toPrecision(4)));
     for (const [ns, counter] of [
       ["root", "TcpExtListenDrops"],
@@ -212,7 +223,11 @@ describe("host history", () => {
     expect(packed.sourcePoints).toBe(39);
     const startLater = Date.parse(packed.start);
     // With no sample left the namespaces are named by inode (the names came from the newest sample).
-    expect(packed.namespaces.map((n) => n.key)).toEqual([`inode:${ROOT.inode}`, `inode:${WEB.inode}`]);
+    expect(packed.namespaces.map((n) => n.key)).toEqual([
+      `inode:${ROOT.inode}`,
+      `inode:${WEB.inode}`,
+      `inode:${CONTAINER.inode}`,
+    ]);
     const minutesOf = (hh: HostHistory, s0: number, ns: string, c: string) => {
       const inode = ns === "root" ? ROOT.inode : WEB.inode;
       const x = hh.namespaces.find((n) => n.netns.inode === inode)!.series.find((y) => y.counter === c)!;

@@ -234,11 +234,18 @@ export function seriesOfSamples(
     }
     prev = s;
   }
-  return [...byKey.entries()].map(([key, e]) => ({
-    key,
-    netns: e.netns,
-    series: counters.map((c) => seriesOfAccs(c, e.accs.get(c)!)),
-  }));
+  return inNamespaceOrder(
+    [...byKey.entries()].map(([key, e]) => ({
+      key,
+      netns: e.netns,
+      series: counters.map((c) => seriesOfAccs(c, e.accs.get(c)!)),
+    })),
+  );
+}
+
+/** Both tiers in one order, so a namespace keeps its place when a range changes tier: root first. */
+function inNamespaceOrder(out: NamespaceHistory[]): NamespaceHistory[] {
+  return out.sort((a, b) => Number(b.netns.root) - Number(a.netns.root) || a.key.localeCompare(b.key));
 }
 
 /** The rollups of a range as columns (packages/db rollupColumnsOfRange, columnsOfRollups). */
@@ -313,8 +320,7 @@ export function seriesOfRollups(
     });
     out.push({ key: netnsKey(netns), netns, series });
   }
-  // The same order as the live view: the root namespace first, then by key.
-  return out.sort((a, b) => Number(b.netns.root) - Number(a.netns.root) || a.key.localeCompare(b.key));
+  return inNamespaceOrder(out);
 }
 
 /**

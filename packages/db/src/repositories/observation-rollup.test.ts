@@ -86,6 +86,26 @@ describe("rollupMinute", () => {
     expect(r.gauges).not.toHaveProperty("ns/7/listen/0.0.0.0:80/recvQ");
   });
 
+  it("keeps a namespace that was there but idle: nothing moved, no socket", () => {
+    const idle = (at: number): TimedSample => ({
+      sampledAt: new Date(T0 + at),
+      payload: {
+        namespaces: [
+          {
+            netns: { inode: 9, name: null, root: false },
+            counters: { IpInReceives: 5 },
+            sockstat: null,
+            listeners: [],
+          },
+        ],
+      },
+    });
+    const minute = rollupMinute([idle(0), idle(1000), idle(2000)]);
+    expect(minute.rates).toEqual({});
+    expect(Object.keys(minute.gauges)).toEqual(["ns/9/present"]);
+    expect(minute.gauges["ns/9/present"]).toEqual([1, 1, 1, 1]);
+  });
+
   it("gives min/max/avg/last of gauges", () => {
     expect(r.gauges["ns/7/sockstat/tcpInuse"]).toEqual([1, 9, 5, 6]);
     expect(r.gauges["netRx/1/intervalMaxUs"]).toEqual([10, 10, 10, 10]);

@@ -10,7 +10,8 @@ import { brotliOptions, compressAsync, type JsonValue, type TimedSample } from "
  *                                    listenOverflow/<inode>/<port>, connect/<inode>/<pid>/<field>,
  *                                    icmpFragNeeded/<inode>
  *   gauges     (a value now)         ns/<inode>/sockstat/<field>, ns/<inode>/establishedTotal,
- *                                    ns/<inode>/listen/<address>:<port>/recvQ, netRx/<cpu>/intervalMaxUs
+ *                                    ns/<inode>/listen/<address>:<port>/recvQ, netRx/<cpu>/intervalMaxUs,
+ *                                    ns/<inode>/present (1 in each sample that carried the namespace)
  *   histograms (absolute log2 µs)    connect/<inode>/<pid>/latencyUs, netRx/<cpu>/durationUs,
  *                                    bcc/tcpconnlat/<pid>/latencyUs, bcc/softirq/<name>/durationUs
  *
@@ -21,6 +22,8 @@ import { brotliOptions, compressAsync, type JsonValue, type TimedSample } from "
  * value. Rates are per second, to RATE_DIGITS significant digits; increases and histogram counts are
  * exact.
  * A series whose rates (or values) are all zero is left out: absent means zero or not reported.
+ * ns/<inode>/present is never zero, so a namespace that was there but idle (no counter moved, no
+ * socket) is still listed in a day's chart, with zero rates, as it is in the live one.
  */
 
 export const ROLLUP_VERSION = 1;
@@ -85,6 +88,7 @@ export function seriesOf(payload: JsonValue): SampleSeries {
   for (const nsv of arr(o.namespaces)) {
     const ns = obj(nsv);
     const inode = num(obj(ns.netns).inode);
+    gauge(`ns/${inode}/present`, 1);
     for (const [name, v] of Object.entries(obj(ns.counters))) counter(`ns/${inode}/${name}`, v);
     for (const [name, v] of Object.entries(obj(ns.sockstat))) gauge(`ns/${inode}/sockstat/${name}`, v);
     gauge(`ns/${inode}/establishedTotal`, ns.establishedTotal);
