@@ -87,7 +87,9 @@ export async function startBenchStack(o: BenchStackOptions): Promise<BenchStack>
           ...process.env,
           NODE_ENV: "production",
           PORT: String(port),
-          DATABASE_URL: cluster.url,
+          // As a console beside its database should connect: over the Unix socket (socketUrlOf).
+          // TIDE_BENCH_PG_TCP=1 takes loopback TCP instead, to compare.
+          DATABASE_URL: process.env.TIDE_BENCH_PG_TCP === "1" ? cluster.url : cluster.socketUrl,
           NEXT_TELEMETRY_DISABLED: "1",
         },
         detached: true,
@@ -110,7 +112,9 @@ export async function startBenchStack(o: BenchStackOptions): Promise<BenchStack>
       if (Date.now() > deadline) throw new Error(`bench: console not healthy within 60 s:\n${output}`);
       await new Promise((r) => setTimeout(r, 250));
     }
-    console.log(`bench: console ${baseURL} (pid ${server.pid}), database on port ${cluster.port}`);
+    console.log(
+      `bench: console ${baseURL} (pid ${server.pid}), database on port ${cluster.port}, the console connected over ${process.env.TIDE_BENCH_PG_TCP === "1" ? "loopback TCP" : "its Unix socket"}`,
+    );
     return { baseURL, dbUrl: cluster.url, password, log: () => output, stop };
   } catch (e) {
     await stop();

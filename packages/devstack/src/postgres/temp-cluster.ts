@@ -14,6 +14,7 @@ import {
   startServer,
   SUPERUSER,
   TEMP_PREFIX,
+  socketUrlOf,
   urlOf,
   writeTideConf,
   type Layout,
@@ -22,6 +23,8 @@ import {
 export interface TempCluster {
   /** URL of database `tide` as role `tide` (CREATEDB, not superuser), like the dev cluster. */
   url: string;
+  /** `url` over the server's Unix socket (socketUrlOf), for a client on this machine. */
+  socketUrl: string;
   /** Superuser URL of database `postgres`. */
   superuserUrl: string;
   port: number;
@@ -145,6 +148,7 @@ export async function startTempCluster(options: { log?: Log } = {}): Promise<Tem
       await ensureAppRole(port, credentials);
       return {
         url: urlOf(port, APP_ROLE, credentials.appPassword, APP_DATABASE),
+        socketUrl: socketUrlOf(layout.socketDir, port, APP_ROLE, credentials.appPassword, APP_DATABASE),
         superuserUrl: urlOf(port, SUPERUSER, credentials.superuserPassword, "postgres"),
         port,
         dir,
