@@ -47,6 +47,20 @@ describe("startTempCluster", () => {
     }
   });
 
+  it("serves the same database over its Unix socket (socketUrl), for a client on this machine", async () => {
+    const client = new pg.Client({ connectionString: cluster.socketUrl });
+    await client.connect();
+    try {
+      // inet_server_addr() is null on a Unix-socket connection, the address on a TCP one.
+      const r = await client.query<{ addr: string | null; db: string; user: string }>(
+        "SELECT inet_server_addr()::text AS addr, current_database() AS db, current_user AS user",
+      );
+      expect(r.rows[0]).toEqual({ addr: null, db: "tide", user: "tide" });
+    } finally {
+      await client.end();
+    }
+  });
+
   it("lets the app role create and drop databases (Prisma's shadow database needs it)", async () => {
     const admin = new pg.Client({ connectionString: cluster.url });
     await admin.connect();
