@@ -13,6 +13,7 @@ export const idPrefixes = {
   audit: "aud",
   host: "host",
   hostToken: "htk",
+  enrollmentToken: "enr",
   finding: "fnd",
   observation: "obs",
 } as const;
@@ -47,3 +48,4 @@ export const TableVersionId = idSchema("tableVersion");
 export const UserId = idSchema("user");
 export const HostRecordId = idSchema("host");
 export const HostTokenId = idSchema("hostToken");
+export const EnrollmentTokenId = idSchema("enrollmentToken");

@@ -11,6 +11,7 @@ export * from "./observations";
 export * from "./findings";
 export * from "./incidents";
 export * from "./agent-protocol";
+export * from "./enrollment";
 export * from "./users";
 export * from "./director-sync";
 export * from "./text";
