@@ -15,6 +15,7 @@
 
 #include "../support/table_builder.h"
 #include "check.h"
+#include "service_tests.h"
 #include "tide_pipeline.h"
 
 int check_failures;
@@ -847,9 +848,9 @@ int main(int argc, char **argv)
 			    {"flows", test_flows},
 			    {"golden rows", test_golden_rows},
 			    {"GLBD v3 vectors", test_v3_vectors}};
-	static void (*const plain_tests[])(void) = {test_golden_compile, test_validation,
-						    test_v3_validation, test_bind_overlap,
-						    test_pipeline};
+	static void (*const plain_tests[])(void) = {
+		test_golden_compile, test_validation, test_v3_validation, test_bind_overlap,
+		test_pipeline,	     test_sd_notify,  test_reload_plan};
 	int passed = 0, failed = 0;
 
 	if (argc > 1)
