@@ -265,3 +265,23 @@ int config_load(const char *path, struct director_config *cfg, char *err, size_t
 	}
 	return rc;
 }
+
+int config_override(struct director_config *cfg, const char *control, const char *table, char *err,
+		    size_t err_len)
+{
+	if (control) {
+		if (!control[0] || strlen(control) >= sizeof(cfg->control_socket))
+			return config_fail(err, err_len,
+					   "--control path is empty or longer than %zu bytes",
+					   sizeof(cfg->control_socket) - 1);
+		snprintf(cfg->control_socket, sizeof(cfg->control_socket), "%s", control);
+	}
+	if (table) {
+		if (!table[0] || strlen(table) >= sizeof(cfg->table_file))
+			return config_fail(err, err_len,
+					   "--table path is empty or longer than %zu bytes",
+					   sizeof(cfg->table_file) - 1);
+		snprintf(cfg->table_file, sizeof(cfg->table_file), "%s", table);
+	}
+	return 0;
+}

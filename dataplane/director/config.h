@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tide-director's JSON configuration file: parsed once at start, validated key by key, then
- * read-only (set_gateway changes the live encapsulation parameters, not this struct).
+ * tide-director's JSON configuration file: parsed at start, validated key by key; parsed again
+ * on SIGHUP, when service.c applies what may change live (reload_plan.h) to the running struct.
+ * set_gateway changes the live encapsulation parameters, not this struct.
  */
 #ifndef TIDE_DIRECTOR_CONFIG_H
 #define TIDE_DIRECTOR_CONFIG_H
@@ -46,6 +47,14 @@ struct director_config {
  * in `err`.
  */
 int config_load(const char *path, struct director_config *cfg, char *err, size_t err_len);
+
+/*
+ * The command line's overrides, applied after config_load (at start and at every reload):
+ * `control` (--control) replaces control_socket, `table` (--table) table_file; NULL leaves the
+ * key alone. Returns 0, or -EINVAL with a message in `err`.
+ */
+int config_override(struct director_config *cfg, const char *control, const char *table, char *err,
+		    size_t err_len);
 
 /* Strict "aa:bb:cc:dd:ee:ff" (hex, either case). Returns 0 or -EINVAL. */
 int config_parse_mac(const char *s, uint8_t mac[6]);

@@ -20,6 +20,7 @@
 #include <rte_log.h>
 
 #include "port.h"
+#include "service.h"
 #include "stats.h"
 #include "table.h"
 #include "tide_control.h"
@@ -485,8 +486,11 @@ int director_control_run(void)
 	if (rc)
 		return -EINVAL;
 	/* Offline except while reading the table; table_load() waits on the other readers. */
-	while (!worker_quit)
+	while (!worker_quit) {
 		tide_control_poll(&control_server, CONTROL_POLL_MS);
+		/* SIGHUP: at most CONTROL_POLL_MS late, between two requests. */
+		service_reload_pending();
+	}
 	rte_rcu_qsbr_thread_unregister(worker_rcu, WORKER_RCU_CONTROL_ID);
 	return 0;
 }

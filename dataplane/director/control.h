@@ -16,7 +16,7 @@
 /* Creates the socket (unlinks a stale one, binds, chmod 0660, listens). Returns 0 or -errno. */
 int director_control_open(const struct director_config *cfg);
 
-/* Serves clients until worker_quit is set. Returns 0 or -errno. */
+/* Serves clients, and runs a reload SIGHUP asked for, until worker_quit is set. 0 or -errno. */
 int director_control_run(void);
 
 /* pthread entry point wrapping director_control_run(). */

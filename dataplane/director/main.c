@@ -8,6 +8,8 @@
  *
  * Worker lcores (every EAL lcore but the main one) forward; the main lcore serves the control
  * socket. With a single lcore, the main lcore forwards and a control thread serves the socket.
+ * Under systemd (Type=notify) it sends READY=1 once the ports are started and the socket listens;
+ * SIGHUP re-reads the configuration file (service.c), SIGINT / SIGTERM stop it.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,6 +31,7 @@
 #include "config.h"
 #include "control.h"
 #include "port.h"
+#include "service.h"
 #include "table.h"
 #include "worker.h"
 
@@ -43,6 +46,13 @@ static void signal_handler(int signum)
 {
 	(void)signum;
 	worker_quit = true;
+}
+
+/* SIGHUP (systemctl reload): the control thread re-reads the configuration file. */
+static void reload_signal_handler(int signum)
+{
+	(void)signum;
+	service_request_reload();
 }
 
 static void usage(FILE *out, const char *prog)
@@ -191,19 +201,16 @@ int main(int argc, char **argv)
 		rte_eal_cleanup();
 		return EXIT_CONFIG;
 	}
-	if (control_path) {
-		if (strlen(control_path) >= sizeof(cfg.control_socket) || !control_path[0]) {
-			fprintf(stderr, "tide-director: --control path is empty or too long\n");
-			rte_eal_cleanup();
-			return EXIT_CONFIG;
-		}
-		snprintf(cfg.control_socket, sizeof(cfg.control_socket), "%s", control_path);
+	if (config_override(&cfg, control_path, table_path, err, sizeof(err))) {
+		fprintf(stderr, "tide-director: %s\n", err);
+		rte_eal_cleanup();
+		return EXIT_CONFIG;
 	}
-	if (table_path)
-		snprintf(cfg.table_file, sizeof(cfg.table_file), "%s", table_path);
+	service_init(&cfg, config_path, control_path, table_path);
 
 	signal(SIGINT, signal_handler);
 	signal(SIGTERM, signal_handler);
+	signal(SIGHUP, reload_signal_handler);
 	signal(SIGPIPE, SIG_IGN);
 
 	worker_params.mtu = cfg.mtu;
@@ -244,13 +251,18 @@ int main(int argc, char **argv)
 				strerror(rc < 0 ? -rc : rc));
 			goto fail_control;
 		}
+		/* The ports are started and the socket listens: systemd may start what needs us. */
+		service_ready();
 		worker_main(&worker_lcores[0]);
+		service_stopping();
 		control_thread_join(control_tid);
 	} else {
 		for (unsigned int i = 0; i < n; i++)
 			rte_eal_remote_launch(worker_main, &worker_lcores[i],
 					      worker_lcores[i].lcore_id);
+		service_ready();
 		director_control_run();
+		service_stopping();
 		rte_eal_mp_wait_lcore();
 	}
 	RTE_LOG(INFO, TIDE, "stopping\n");

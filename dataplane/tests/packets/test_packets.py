@@ -7,8 +7,11 @@ control socket is validated against the contract's JSON Schema (packages/contrac
 
 import json
 import os
+import shutil
+import signal
 import socket
 import struct
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -18,9 +21,9 @@ import pytest
 from scapy.all import (ARP, ICMP, IP, TCP, UDP, Ether, ICMPv6EchoRequest, ICMPv6PacketTooBig,
                        IPv6, IPv6ExtHdrHopByHop, Raw, raw)
 
-from tide_harness import (REPO, Control, build_table, check_gue, director, expect, glbd_v3,
-                          pool_content_hash, read_glbd, read_pcap, tmpdir, ts_reference, wait_rx,
-                          write_pcap)
+from tide_harness import (DIRECTOR, REPO, TEST_DIRECTOR, Control, Notify, build_table, check_gue,
+                          director, expect, glbd_v3, pool_content_hash, read_glbd, read_pcap,
+                          tmpdir, ts_reference, wait_rx, write_pcap)
 
 GATEWAY = "02:00:00:00:00:fe"
 SOURCE = "192.0.2.10"
@@ -454,3 +457,84 @@ def test_table_reload_mid_stream_loses_and_misroutes_nothing():
     assert used[0] > 0 and used[1] > 0, f"reloads did not land mid-stream: {used}, {loads}"
     print(f"\nreloads during the stream: {len(loads)}, load_ms median "
           f"{sorted(loads)[len(loads) // 2]:.1f}, packets via A/B: {used}")
+
+
+# ---------------------------------------------------------------------------- as a systemd service
+
+
+def reload(proc, notify, config_path, config):
+    """Rewrites the config file, sends SIGHUP (ExecReload), returns the READY=1 that ends it."""
+    config_path.write_text(json.dumps(config))
+    proc.send_signal(signal.SIGHUP)
+    reloading = notify.wait("RELOADING", proc=proc)
+    assert int(reloading["MONOTONIC_USEC"]) > 0, reloading
+    return notify.wait("READY", proc=proc)
+
+
+def test_systemd_ready_after_listen_sighup_reload_and_stopping():
+    with tmpdir() as tmp:
+        run = Run(tmp, [])
+        config_path = run.tmp / "director.json"  # where the harness writes it
+        running = {"control_socket": str(run.tmp / "director.sock"), **run.config}
+        other = build_table(pools(1), run.tmp / "agent.bin")
+        notify = Notify(run.tmp / "notify")
+        try:
+            with director(["-l", "0", "--vdev=net_null0"], run.config, run.tmp,
+                          notify=notify) as (proc, ctl):
+                # The harness connected once, right after READY=1: the socket listened by then.
+                ready = notify.seen[-1]
+                assert ready["STATUS"] == ("forwarding on 1 port(s) with 1 lcore(s); table "
+                                           f"generation 1 ({run.table_path})"), ready
+
+                # Live keys apply, restart keys are refused by name, the table is re-read.
+                new = {**running, "gateway_mac": "02:00:00:00:00:fd", "mtu": 9000,
+                       "mbufs": 16383, "pool_names": ["web", "api"]}
+                ready = reload(proc, notify, config_path, new)
+                assert ready["STATUS"].startswith("mbufs need a restart; "), ready
+                status = call(ctl, "status")["result"]
+                assert status["gateway"]["mac"] == "02:00:00:00:00:fd" and status["mtu"] == 9000
+                assert status["table"]["generation"] == 2
+                assert [p["name"] for p in status["pools"]] == ["web", "api"]
+
+                # A table the agent loaded over the socket is not replaced by the file's.
+                call(ctl, "load_table", path=str(other), pool_names=["www", "api"])
+                reload(proc, notify, config_path, {**new, "mbufs": running.get("mbufs", 8191)})
+                status = call(ctl, "status")["result"]
+                assert status["table"]["generation"] == 3
+                assert status["table"]["path"] == str(other)
+
+                # A bad file, or a table_file that does not validate, changes nothing.
+                bad_table = run.tmp / "bad.bin"
+                bad_table.write_bytes(b"GLBD" + bytes(20))
+                for bad, why in (({**new, "mtu": 100}, '"mtu" is 100'),
+                                 ({**new, "colour": "red"}, 'unknown key "colour"'),
+                                 ({**new, "gateway_mac": "02:00:00:00:00:fc",
+                                   "table_file": str(bad_table)}, f"table_file {bad_table}")):
+                    ready = reload(proc, notify, config_path, bad)
+                    assert ready["STATUS"].startswith("reload refused ("), ready
+                    assert why in ready["STATUS"], ready
+                    status = call(ctl, "status")["result"]
+                    assert status["gateway"]["mac"] == "02:00:00:00:00:fd" and status["mtu"] == 9000
+                    assert status["table"]["generation"] == 3
+                assert proc.poll() is None
+            assert proc.returncode == 0
+            assert notify.wait("STOPPING", timeout=5)["STATUS"] == "stopping"
+        finally:
+            notify.close()
+        log = (run.tmp / "director.log").read_text()
+        assert '"mbufs" changed, but only a restart applies it' in log, log
+
+
+def test_bad_configuration_exits_2():
+    with tmpdir() as tmp:
+        cfg = Path(tmp) / "director.json"
+        cfg.write_text(json.dumps({"gateway_mac": GATEWAY, "source_ip": SOURCE, "colour": "red"}))
+        prefix = f"tide-test-exit2-{os.getpid()}"
+        try:
+            proc = subprocess.run([TEST_DIRECTOR, DIRECTOR, f"--file-prefix={prefix}", "-l", "0",
+                                   "--vdev=net_null0", "--", "--config", str(cfg)],
+                                  capture_output=True, text=True, timeout=60)
+        finally:
+            shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
+        assert proc.returncode == 2, proc.stderr
+        assert 'unknown key "colour"' in proc.stderr

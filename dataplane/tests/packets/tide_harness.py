@@ -265,9 +265,51 @@ class Control:
         self.sock.close()
 
 
+class Notify:
+    """A datagram socket standing in for systemd's notify socket ($NOTIFY_SOCKET of a Type=notify
+    unit): each message is a dict of its VAR=value lines."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.sock.settimeout(0.1)
+        self.seen = []  # every message received, in order
+
+    def next(self, proc=None, timeout=30):
+        """The next message; fails when `proc` exits or nothing comes within `timeout` seconds."""
+        deadline = time.time() + timeout
+        while True:
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                if proc is not None and proc.poll() is not None:
+                    raise RuntimeError(f"exited {proc.returncode} before notifying") from None
+                if time.time() > deadline:
+                    raise TimeoutError(f"no notification in {timeout}s") from None
+                continue
+            msg = dict(line.split("=", 1) for line in data.decode().split("\n") if line)
+            self.seen.append(msg)
+            return msg
+
+    def wait(self, key, value="1", proc=None, timeout=30):
+        """Skips messages until one sets key=value; returns it."""
+        while True:
+            msg = self.next(proc, timeout)
+            if msg.get(key) == value:
+                return msg
+
+    def close(self):
+        self.sock.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+
+
 @contextlib.contextmanager
-def director(eal_args, config, workdir, netns=None):
-    """Starts tide-director; yields (process, Control); always stops it and removes the socket."""
+def director(eal_args, config, workdir, netns=None, notify=None):
+    """Starts tide-director; yields (process, Control); always stops it and removes the socket.
+    With `notify` (a Notify) it runs as under systemd: the start waits for READY=1 and then
+    connects once, so a READY=1 sent before the control socket listens fails the start."""
     workdir = Path(workdir)
     sock = workdir / "director.sock"
     cfg = {"control_socket": str(sock), **config}
@@ -281,9 +323,16 @@ def director(eal_args, config, workdir, netns=None):
     if netns:
         cmd = ["ip", "netns", "exec", netns, *cmd]
     log = open(workdir / "director.log", "wb")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    env = {**os.environ, "NOTIFY_SOCKET": notify.path} if notify else None
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
     ctl = None
     try:
+        if notify:
+            notify.wait("READY", proc=proc)
+            try:
+                ctl = Control(sock)
+            except OSError as e:
+                raise AssertionError(f"READY=1 came before the control socket listened: {e}")
         deadline = time.time() + 30
         while ctl is None:
             if proc.poll() is not None:
