@@ -36,7 +36,12 @@ static __always_inline int tr_decide_l4(struct __sk_buff *skb, __u8 proto, __u32
 					struct bpf_sock_tuple *tuple, __u32 tuple_len, void *iph,
 					__u32 iph_len, int v6)
 {
-	__u8 th[TR_TCP_MAX_HLEN];
+	/*
+	 * Zeroed: the options load below has a variable length, and without CAP_PERFMON (which the
+	 * unit does not grant) the verifier refuses a variable-length helper access to stack bytes
+	 * that were never written ("invalid read from stack"). 40 bytes of stores per TCP packet.
+	 */
+	__u8 th[TR_TCP_MAX_HLEN] = {};
 	__u32 th_len;
 	__u8 flags;
 

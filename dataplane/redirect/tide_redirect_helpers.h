@@ -155,8 +155,15 @@ static __always_inline int tr_forward(struct __sk_buff *skb, __u32 old_src, __u3
 	}
 	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH) {
 		/* Route known, neighbour not resolved yet: let the kernel resolve it and send. */
-		struct bpf_redir_neigh neigh = {.nh_family = TR_AF_INET, .ipv4_nh = fib.ipv4_dst};
+		struct bpf_redir_neigh neigh;
 
+		/*
+		 * Every byte written: an initializer leaves the union's other 12 bytes (ipv6_nh)
+		 * unset, and without CAP_PERFMON the verifier refuses to pass them to the helper.
+		 */
+		__builtin_memset(&neigh, 0, sizeof(neigh));
+		neigh.nh_family = TR_AF_INET;
+		neigh.ipv4_nh = fib.ipv4_dst;
 		tr_count(TR_FORWARDED_TO_ALTERNATE);
 		return (int)bpf_redirect_neigh(fib.ifindex, &neigh, sizeof(neigh), 0);
 	}
