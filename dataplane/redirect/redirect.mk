@@ -10,9 +10,9 @@ BPFTOOL        ?= bpftool
 VMLINUX_BTF    ?= /sys/kernel/btf/vmlinux
 REDIRECT_BPF_H := $(wildcard redirect/tide_redirect_*.h)
 REDIRECT_SRC   := redirect/tide_redirect.c redirect/redirect_maps.c redirect/control.c \
-                  control/tide_control.c $(DAEMON_SRC)
+                  control/tide_control.c $(DAEMON_SRC) $(SD_NOTIFY_SRC)
 REDIRECT_HDR   := redirect/tide_redirect.h redirect/redirect_maps.h redirect/control.h \
-                  control/tide_control.h $(DAEMON_H) $(REDIRECT_BPF_H)
+                  control/tide_control.h $(DAEMON_H) common/tide_sd_notify.h $(REDIRECT_BPF_H)
 REDIRECT_CFLAGS := $(CFLAGS_BASE) -Iredirect -I$(BUILD) -DTIDE_VERSION='"$(VERSION)"'
 REDIRECT_LIBS  := -lbpf -lelf -lz
 
@@ -28,7 +28,7 @@ $(BUILD)/tide_redirect.skel.h: $(BUILD)/tide_redirect.bpf.o
 	$(BPFTOOL) gen skeleton $< name tide_redirect_bpf > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/tide-redirect: $(REDIRECT_SRC) $(REDIRECT_HDR) $(BUILD)/tide_redirect.skel.h
-	$(CC) $(REDIRECT_CFLAGS) -o $@ $(REDIRECT_SRC) $(REDIRECT_LIBS) -ljansson
+	$(CC) $(REDIRECT_CFLAGS) -o $@ $(REDIRECT_SRC) $(LDFLAGS_BASE) $(REDIRECT_LIBS) -ljansson
 
 # The test: main (redirect_test.c), packet builders, fixtures, end to end.
 REDIRECT_TEST_SRC := $(wildcard tests/redirect/*.c)

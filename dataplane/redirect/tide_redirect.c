@@ -8,6 +8,9 @@
  *
  * Lifecycle (libbpf-bootstrap): open -> configure -> load -> attach -> serve -> one cleanup path
  * that undoes exactly what was done (the clsact qdisc is removed only if this process made it).
+ * Under systemd (Type=notify) READY=1 follows the attach and the listen, STOPPING=1 the signal.
+ * Exit codes: 1 runtime failure (no such interface, load, attach, socket), 2 bad command line.
+ * Everything it serves is set on the command line or over the socket: no file to reload.
  */
 #include "tide_redirect.h"
 
@@ -30,6 +33,7 @@
 #include "redirect_maps.h"
 #include "tide_daemon.h"
 #include "tide_redirect.skel.h"
+#include "tide_sd_notify.h"
 
 #define redirect_log(...) tide_log("tide-redirect", __VA_ARGS__)
 
@@ -130,7 +134,8 @@ static int redirect_parse_args(int argc, char **argv, struct redirect_args *a)
 			return -EINVAL;
 		}
 	}
-	if (optind != argc || !a->iface || !a->socket_path) {
+	/* An empty --iface is what a unit gets from an unset variable: a configuration error. */
+	if (optind != argc || !a->iface || !a->iface[0] || !a->socket_path || !a->socket_path[0]) {
 		redirect_usage(stderr);
 		return -EINVAL;
 	}
@@ -303,6 +308,9 @@ int main(int argc, char **argv)
 		     args.iface, st.ifindex, args.netns ? ", netns " : "",
 		     args.netns ? args.netns : "", st.prog_id, st.cfg.port, st.cfg.num_local,
 		     args.socket_path);
+	tide_sd_notifyf("READY=1\nSTATUS=attached to %s tc ingress (prog id %u), %u local "
+			"address(es), control %s",
+			args.iface, st.prog_id, st.cfg.num_local, args.socket_path);
 
 	while (!redirect_stop) {
 		rc = redirect_control_poll(REDIRECT_POLL_MS);
@@ -313,6 +321,8 @@ int main(int argc, char **argv)
 	}
 
 out:
+	if (control_up)
+		tide_sd_notify("STOPPING=1\nSTATUS=detaching");
 	/* One cleanup path: undo what was done, in reverse. */
 	if (control_up)
 		redirect_control_close();

@@ -2,7 +2,9 @@
 /*
  * tide-redirect tests, 3: end to end. Two named namespaces joined by a veth; a TUN device on the
  * client side wraps the client's packets in GUE (like the director); the real tide-redirect
- * runs on the proxy side; IPv4 and IPv6 handshakes and data both ways, then a clean stop.
+ * runs on the proxy side, as under systemd (a datagram socket stands in for $NOTIFY_SOCKET: the
+ * test talks to it only after READY=1); IPv4 and IPv6 handshakes and data both ways, then a clean
+ * stop with STOPPING=1.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -63,16 +65,47 @@ out:
 	return j;
 }
 
-static pid_t spawn_daemon(const char *daemon, const struct e2e *e, const char *sock)
+/* The start of tide-redirect's READY=1 notification for interface tb. */
+#define READY_TB "READY=1\nSTATUS=attached to tb tc ingress"
+
+static pid_t spawn_daemon(const char *daemon, const struct e2e *e, const char *iface,
+			  const char *sock)
 {
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		execl(daemon, daemon, "--iface", "tb", "--netns", e->ns_b, "--socket", sock,
+		execl(daemon, daemon, "--iface", iface, "--netns", e->ns_b, "--socket", sock,
 		      (char *)NULL);
 		_exit(127);
 	}
 	return pid;
+}
+
+/* A bound datagram socket at `path` for the daemon's notifications (10 s receive timeout). */
+static int notify_open(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	struct timeval tv = {10, 0};
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	unlink(path);
+	if (fd >= 0 && (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* The next notification ("" after the timeout). */
+static const char *notify_next(int fd)
+{
+	static char buf[4097];
+	ssize_t n = fd >= 0 ? recv(fd, buf, sizeof(buf) - 1, 0) : -1;
+
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
 }
 
 /* Wraps every packet the client's TUN device emits in GUE towards the proxy, for `ms`. */
@@ -211,6 +244,9 @@ static void e2e_setup_cmds(const struct e2e *e, bool *ok)
 void e2e(const char *daemon)
 {
 	struct e2e e = {.tun = -1, .udp = -1, .daemon = -1};
+	char notify_path[108];
+	const char *msg;
+	int notify = -1;
 	struct sockaddr_in peer = {.sin_family = AF_INET, .sin_port = htons(GUE_PORT)};
 	struct ifreq ifr;
 	json_t *st;
@@ -251,21 +287,33 @@ void e2e(const char *daemon)
 	if (!ok)
 		goto out;
 
-	e.daemon = spawn_daemon(daemon, &e, e.sock);
-	for (int i = 0; i < 100 && access(e.sock, F_OK) != 0; i++)
-		usleep(50000);
+	/* Started as systemd would: the control socket must answer as soon as READY=1 arrives. */
+	snprintf(notify_path, sizeof(notify_path), "/tmp/tide-redirect-test-%d.notify",
+		 (int)getpid());
+	notify = notify_open(notify_path);
+	setenv("NOTIFY_SOCKET", notify_path, 1);
+	e.daemon = spawn_daemon(daemon, &e, "tb", e.sock);
+	unsetenv("NOTIFY_SOCKET");
+	msg = notify_next(notify);
+	check(strncmp(msg, READY_TB, strlen(READY_TB)) == 0,
+	      "e2e: tide-redirect sends READY=1 with its STATUS (got \"%s\")", msg);
 	st = control_call(e.sock, "{\"id\":1,\"cmd\":\"status\"}\n");
 	ok = st && json_is_true(json_object_get(st, "ok")) &&
 	     json_integer_value(json_object_get(json_object_get(st, "result"), "prog_id")) > 0;
-	check(ok, "e2e: tide-redirect attached in %s, status answers", e.ns_b);
+	check(ok, "e2e: tide-redirect attached in %s, status answers right after READY=1", e.ns_b);
 	json_decref(st);
 	if (!ok)
 		goto out;
 
-	second = spawn_daemon(daemon, &e, "/tmp/tide-redirect-test-second.sock");
+	second = spawn_daemon(daemon, &e, "tb", "/tmp/tide-redirect-test-second.sock");
 	waitpid(second, &status, 0);
 	check(WIFEXITED(status) && WEXITSTATUS(status) == 1,
 	      "e2e: a second tide-redirect on the same hook refuses to start");
+	/* What a unit passes when its configuration leaves the interface unset: exit 2, no restart. */
+	second = spawn_daemon(daemon, &e, "", "/tmp/tide-redirect-test-second.sock");
+	waitpid(second, &status, 0);
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 2,
+	      "e2e: an empty --iface is a configuration error (exit 2)");
 
 	e2e_handshake(&e, 0);
 	e2e_handshake(&e, 1);
@@ -298,6 +346,13 @@ out:
 			pclose(p);
 		}
 		check(strstr(qdisc, "clsact") == NULL, "e2e: the clsact qdisc it created is gone");
+		msg = notify_next(notify);
+		check(strncmp(msg, "STOPPING=1", 10) == 0,
+		      "e2e: STOPPING=1 on SIGTERM (got \"%s\")", msg);
+	}
+	if (notify >= 0) {
+		close(notify);
+		unlink(notify_path);
 	}
 	if (e.tun >= 0)
 		close(e.tun);
