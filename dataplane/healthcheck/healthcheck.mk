@@ -13,7 +13,8 @@ HEALTHCHECK_H      := $(wildcard healthcheck/*.h)
 HEALTHCHECK_CFLAGS := $(CFLAGS_BASE) -Ihealthcheck -DTIDE_VERSION='"$(VERSION)"'
 
 $(BUILD)/tide-healthcheck: $(HEALTHCHECK_SRC) $(HEALTHCHECK_H) $(COMMON_H) $(DAEMON_SRC) | $(BUILD)
-	$(CC) $(HEALTHCHECK_CFLAGS) -pthread -o $@ $(HEALTHCHECK_SRC) $(DAEMON_SRC) -ljansson
+	$(CC) $(HEALTHCHECK_CFLAGS) -pthread -o $@ $(HEALTHCHECK_SRC) $(DAEMON_SRC) $(LDFLAGS_BASE) \
+		-ljansson
 
 $(BUILD)/tide-healthcheck-asan: $(HEALTHCHECK_SRC) $(HEALTHCHECK_H) $(COMMON_H) $(DAEMON_SRC) | $(BUILD)
 	$(CLANG) $(HEALTHCHECK_CFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \

@@ -12,7 +12,7 @@
 NSDIAG_CFLAGS := $(CFLAGS_BASE) -DTIDE_VERSION='"$(VERSION)"'
 
 $(BUILD)/tide-nsdiag: nsdiag/tide_nsdiag.c | $(BUILD)
-	$(CC) $(NSDIAG_CFLAGS) -o $@ nsdiag/tide_nsdiag.c -ljansson
+	$(CC) $(NSDIAG_CFLAGS) -o $@ nsdiag/tide_nsdiag.c $(LDFLAGS_BASE) -ljansson
 
 $(BUILD)/tide-nsdiag-asan: nsdiag/tide_nsdiag.c | $(BUILD)
 	$(CLANG) $(NSDIAG_CFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \

@@ -24,7 +24,7 @@ $(BUILD)/tide_probes.skel.h: $(BUILD)/tide_probes.bpf.o
 
 $(BUILD)/tide-probes: $(PROBES_SRC) $(PROBES_H) $(DAEMON_SRC) $(DAEMON_H) $(PROBES_BPF_H) \
                       $(BUILD)/tide_probes.skel.h
-	$(CC) $(PROBES_CFLAGS) -o $@ $(PROBES_SRC) $(DAEMON_SRC) -lbpf -lelf -lz -ljansson
+	$(CC) $(PROBES_CFLAGS) -o $@ $(PROBES_SRC) $(DAEMON_SRC) $(LDFLAGS_BASE) -lbpf -lelf -lz -ljansson
 
 .PHONY: test-probes
 test-probes: $(BUILD)/tide-probes
