@@ -1,3 +1,4 @@
+import path from "node:path";
 import type { NextConfig } from "next";
 
 /**
@@ -14,6 +15,18 @@ const securityHeaders = [
 
 const config: NextConfig = {
   reactStrictMode: true,
+  // A self-contained server tree (.next/standalone: the traced node_modules, no dev tools) for the
+  // Debian package (scripts/release-tree.sh); the monorepo root is the tracing root, so workspace
+  // packages and the hoisted node_modules are traced. Next transpiles this file to CommonJS on
+  // Node 20, where __dirname is this folder.
+  output: "standalone",
+  outputFileTracingRoot: path.join(__dirname, "../.."),
+  // Traced but never loaded by the console (paths from this folder): sharp and its libvips (~19 MB)
+  // for next/image, which the console does not use. (Prisma's runtimes for other databases, which
+  // these excludes do not reach in Turbopack's route traces, are left out by release-tree.sh.)
+  outputFileTracingExcludes: {
+    "*": ["../../node_modules/@img/**", "../../node_modules/sharp/**"],
+  },
   poweredByHeader: false,
   // Workspace packages ship TypeScript sources.
   transpilePackages: ["@tide/api", "@tide/contracts", "@tide/db", "@tide/forwarding"],
