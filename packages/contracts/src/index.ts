@@ -12,6 +12,7 @@ export * from "./findings";
 export * from "./incidents";
 export * from "./agent-protocol";
 export * from "./enrollment";
+export * from "./version-skew";
 export * from "./users";
 export * from "./director-sync";
 export * from "./text";

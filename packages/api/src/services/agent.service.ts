@@ -1,10 +1,26 @@
-import { TideError, type AgentHello, type AgentHelloReply, type DesiredState } from "@tide/contracts";
+import {
+  TideError,
+  versionSkew,
+  type AgentHello,
+  type AgentHelloReply,
+  type DesiredState,
+} from "@tide/contracts";
 import type { Db, Prisma } from "@tide/db";
 import type { HostCaller } from "../auth/host-tokens.service";
+import { TIDE_VERSION } from "../version";
 import { desiredStateFor, waitForDesired } from "./desired-state.service";
 
-/** The agent's first call (and after every reconnect): record what the host runs, answer with desired state. */
-export async function agentHello(db: Db, host: HostCaller, input: AgentHello): Promise<AgentHelloReply> {
+/**
+ * The agent's first call (and after every reconnect): record what the host runs, answer with desired
+ * state. An agent too far from this console's version (contracts' versionSkew) is recorded, so its
+ * host page says why, and refused with the reason: it must not act on a desired state it may misread.
+ */
+export async function agentHello(
+  db: Db,
+  host: HostCaller,
+  input: AgentHello,
+  consoleVersion: string = TIDE_VERSION,
+): Promise<AgentHelloReply> {
   if (input.hostname !== host.hostname) {
     throw new TideError(
       "forbidden",
@@ -22,6 +38,14 @@ export async function agentHello(db: Db, host: HostCaller, input: AgentHello): P
       lastSeenAt: new Date(),
     },
   });
+  const skew = versionSkew(consoleVersion, input.agentVersion);
+  if (!skew.compatible) {
+    throw new TideError("conflict", skew.reason, {
+      reason: "version_skew",
+      consoleVersion,
+      agentVersion: input.agentVersion,
+    });
+  }
   return { hostId: host.hostname, desired: await desiredStateFor(db, host.hostId) };
 }
 
