@@ -609,6 +609,50 @@ async function runTier(engine: OwnDockerd): Promise<void> {
   }
 }
 
+/**
+ * The lab's fleet on the packages' own binaries: tide-director, tide-redirect, the agent bundle and
+ * its helpers extracted from this machine's suite's .debs (the lab starts them in its namespaces as
+ * a host's units would), then the console-fleet lab test: registration, sync, traffic, and a drain
+ * over REST while established streams keep echoing (no stream may see an error).
+ */
+async function labOnPackages(): Promise<void> {
+  const suite = sh("bash", ["-c", ". /etc/os-release && echo $VERSION_CODENAME"]).trim();
+  await check(
+    `the lab's fleet runs on the ${suite} packages' binaries: a drain with traffic flowing, 0 errors`,
+    async () => {
+      const debs = debsOf(suite);
+      const root = mkdtempSync("/tmp/tide-pkgtier-root.");
+      try {
+        for (const name of ["tide-director", "tide-redirect", "tide-agent"])
+          sh("dpkg-deb", ["-x", debs.get(name)!, root]);
+        const r = runCmd(
+          "npx",
+          ["vitest", "run", "--project", "lab", "packages/lab/src/console-fleet.lab-test.ts"],
+          {
+            cwd: REPO_ROOT,
+            stdio: "inherit",
+            env: {
+              ...process.env,
+              TIDE_DIRECTOR_BIN: path.join(root, "usr/sbin/tide-director"),
+              TIDE_REDIRECT_BIN: path.join(root, "usr/sbin/tide-redirect"),
+              TIDE_AGENT_BUNDLE: path.join(root, "usr/lib/tide/agent/tide-agent.js"),
+              TIDE_PROBES_BIN: path.join(root, "usr/lib/tide/tide-probes"),
+              TIDE_NSDIAG_BIN: path.join(root, "usr/lib/tide/tide-nsdiag"),
+              TIDE_HEALTHCHECK_BIN: path.join(root, "usr/lib/tide/tide-healthcheck"),
+            },
+          },
+        );
+        assert(
+          r.status === 0,
+          `the console-fleet lab test failed on the packaged binaries (exit ${r.status})`,
+        );
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    },
+  );
+}
+
 /** cgroups systemd made inside the machines (docker removes only the containers' own). */
 function removeCgroupsUnder(parent: string): void {
   for (const controller of readdirSafe("/sys/fs/cgroup")) {
@@ -677,6 +721,7 @@ async function main(): Promise<number> {
     removeCgroupsUnder(CGROUP_PARENT);
     await check("the engine stops and leaves no mount or temp dir", () => engine.stop());
   }
+  if (checks[0]?.ok) await labOnPackages();
   await check("the host's iptables, bridges and sysctls are as before", async () => {
     const diff = diffHostState(before, snapshotHost());
     assert(diff.changed.length === 0, diff.changed.join("; "));
