@@ -11,6 +11,7 @@ import {
 import { BccTools } from "./bcc/bcc-tools";
 import { checkoutRoots, findHelper, INSTALLED_HELPER_DIR } from "./binaries";
 import type { AgentConfig } from "./config";
+import { consoleFetch, type ConsoleFetch } from "./console/console-fetch";
 import { ConsoleLink, redact, type ConsoleLinkOptions } from "./console/console-link";
 import { directorState, redirectState } from "./dataplane/data-plane-state";
 import { DirectorReconciler } from "./dataplane/director-reconciler";
@@ -113,6 +114,8 @@ export class Agent {
     return this.link;
   }
   private metrics: Server | null = null;
+  /** The console's HTTP client (consoleFetch: trusts caFile or the system's CAs). */
+  private fetch: ConsoleFetch | null = null;
   private timer: NodeJS.Timeout | null = null;
   private latest: Tick | null = null;
   private running = false;
@@ -136,7 +139,9 @@ export class Agent {
     if (this.config.consoleUrls.length > 0 && this.config.hostTokenFile !== null) {
       const token = (await readFile(this.config.hostTokenFile, "utf8")).trim();
       const capacity = Math.ceil((this.config.bufferMinutes * 60_000) / this.config.sampleIntervalMs);
+      this.fetch = consoleFetch({ caFile: this.config.caFile });
       this.link = new ConsoleLink({
+        fetch: this.fetch,
         consoleUrls: this.config.consoleUrls,
         token,
         bufferCapacity: capacity,
@@ -168,7 +173,7 @@ export class Agent {
       }
       if (this.config.roles.includes("director")) this.health = this.startHealthChecks(link, token);
       this.log(
-        `${this.config.consoleUrls.length > 1 ? "consoles" : "console"} ${this.config.consoleUrls.join(", ")}; buffering up to ${capacity} samples or ${this.config.bufferMaxMiB} MiB while unreachable` +
+        `${this.config.consoleUrls.length > 1 ? "consoles" : "console"} ${this.config.consoleUrls.join(", ")} as ${this.config.hostname}, TLS trusting ${this.fetch.trust}; buffering up to ${capacity} samples or ${this.config.bufferMaxMiB} MiB while unreachable` +
           (this.config.spoolDir ? `, spooled to ${this.config.spoolDir}` : " (memory only)"),
       );
     } else {
@@ -266,5 +271,6 @@ export class Agent {
     this.metrics?.close();
     this.observer.stop();
     await this.link?.close();
+    this.fetch?.close();
   }
 }

@@ -14,9 +14,9 @@ export const DEFAULT_BUFFER_MAX_MIB = 256;
 export const DEFAULT_PMTU_INTERVAL_MS = 60_000;
 export const DEFAULT_PMTU_SIZES = [1200, 1400, 1472];
 
-/** A console's base URL, http or https. */
+/** A console's base URL, http or https (also what `tide-agent enroll` takes). */
 const CONSOLE_URL_MESSAGE = "must be an http:// or https:// URL such as https://tide.example.net";
-const ConsoleUrl = z
+export const ConsoleUrl = z
   .string()
   .url(CONSOLE_URL_MESSAGE)
   .refine((u) => /^https?:\/\//i.test(u), CONSOLE_URL_MESSAGE);
@@ -36,6 +36,15 @@ export const AgentConfig = z
           "answers and moves to the next when it is unreachable; null = consoleUrl alone",
       ),
     hostTokenFile: z.string().min(1).nullable().default(null).describe("File holding the host token"),
+    caFile: z
+      .string()
+      .min(1)
+      .nullable()
+      .default(null)
+      .describe(
+        "PEM file of the CA(s) that signed the console's TLS certificate; null = the system's CAs " +
+          "(console-fetch.ts). Only these are trusted when it is set",
+      ),
     hostname: z
       .string()
       .min(1)
@@ -198,6 +207,7 @@ export function configFromEnv(e: AgentEnv): Record<string, unknown> {
     // One URL, or several separated by commas (failover between them).
     consoleUrls: list(e.TIDE_CONSOLE_URL),
     hostTokenFile: e.TIDE_HOST_TOKEN_FILE,
+    caFile: e.TIDE_CA_FILE,
     hostname: e.TIDE_HOSTNAME,
     roles: list(e.TIDE_ROLES),
     directorSocket: e.TIDE_DIRECTOR_SOCKET,

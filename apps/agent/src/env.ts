@@ -11,6 +11,11 @@ const Env = z.object({
     .optional()
     .describe("Console base URL, or several separated by commas (failover); unset = local-only"),
   TIDE_HOST_TOKEN_FILE: z.string().min(1).optional().describe("File holding the host token (tide_host_…)"),
+  TIDE_CA_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("PEM file of the CA that signed the console's TLS certificate (default: the system's CAs)"),
   TIDE_HOSTNAME: z.string().min(1).optional().describe("Host name (default: os.hostname())"),
   TIDE_ROLES: z.string().min(1).optional().describe("Comma-separated roles: director, proxy, host"),
   TIDE_DIRECTOR_SOCKET: z.string().min(1).optional().describe("tide-director control socket"),

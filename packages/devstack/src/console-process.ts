@@ -1,5 +1,6 @@
 /**
- * Test support: the real console (`next start` of its production build) against a given database,
+ * Test support: the real console (`tide-console serve`, the production server of the Debian
+ * package, on apps/console's build) against a given database,
  * and packages/api's test fixtures. Shared by the agent's console-link integration tests, the lab's
  * console fleet and the system tests (packages/system-tests).
  */
@@ -38,25 +39,25 @@ export interface ConsoleProcess {
   output: () => string;
 }
 
-/** `next start` in its own process group, like e2e's stack; resolves once /api/health says 200. */
+/**
+ * `tide-console serve` (apps/console/dist/tide-console.mjs; `next start` does not serve standalone
+ * output) in its own process group, like e2e's stack; resolves once /api/health says 200.
+ */
 export async function startConsole(port: number, databaseUrl: string): Promise<ConsoleProcess> {
   let output = "";
-  const child = spawn(
-    path.join(REPO_ROOT, "node_modules/.bin/next"),
-    ["start", "-p", String(port), "-H", "127.0.0.1"],
-    {
-      cwd: CONSOLE_DIR,
-      env: {
-        ...process.env,
-        NODE_ENV: "production",
-        PORT: String(port),
-        DATABASE_URL: databaseUrl,
-        NEXT_TELEMETRY_DISABLED: "1",
-      },
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
+  const child = spawn(process.execPath, [path.join(CONSOLE_DIR, "dist/tide-console.mjs"), "serve"], {
+    cwd: CONSOLE_DIR,
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      PORT: String(port),
+      TIDE_CONSOLE_HOST: "127.0.0.1",
+      DATABASE_URL: databaseUrl,
+      NEXT_TELEMETRY_DISABLED: "1",
     },
-  );
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const keep = (d: Buffer) => {
     output = (output + d.toString()).slice(-8000);
   };

@@ -13,6 +13,7 @@ import {
 } from "@tide/contracts";
 import { backoffMs } from "./backoff";
 import { BATCH_MAX_BYTES, boundedBatch, jsonBytes } from "./batch-size";
+import { ConsoleTlsError } from "./console-fetch";
 import { ConsoleUrls } from "./console-urls";
 import { deliveryFailure, DROP_REASONS, ThrottledLog, type DropReason } from "./delivery";
 import { RingBuffer } from "./ring-buffer";
@@ -43,7 +44,7 @@ export interface ConsoleLinkOptions {
   onDesired: (desired: DesiredState) => Promise<void>;
   /** Called after each accepted batch (tests, metrics): how many samples, their times, replayed. */
   onDelivered?: (batch: { sampledAt: string[]; replayed: boolean; accepted: number }) => void;
-  /** HTTP client (tests give a fake one); default: the global fetch. */
+  /** HTTP client (the agent: consoleFetch, which takes a CA; tests: a fake); default: the global fetch. */
   fetch?: typeof fetch;
 }
 
@@ -105,6 +106,12 @@ export class ConsoleLink {
   private closed = false;
   private watchAbort: AbortController | null = null;
   lastError: string | null = null;
+  /**
+   * Why the last attempt failed, null once the console answers: no answer (or 5xx, 404 …), the
+   * host token refused, or a TLS certificate this agent does not accept. The sample refusals of
+   * delivery.ts are not failures of the link.
+   */
+  failing: "unreachable" | "token" | "tls" | null = null;
   /**
    * Largest batch to send next: halved while the console refuses batches (4xx) until the refused
    * sample is alone (delivery.ts); back to OBSERVATION_BATCH_MAX once that sample is dropped or the
@@ -217,6 +224,7 @@ export class ConsoleLink {
       this.failures = 0;
       this.consoles.answered();
       this.lastError = null;
+      this.failing = null;
     } catch (err) {
       this.failures++;
       this.everFailed = true;
@@ -233,12 +241,20 @@ export class ConsoleLink {
       const wait = Math.max(backoffMs(this.consoles.backoffStep), asked);
       this.nextAttemptAt = Date.now() + wait;
       const down = busy ? "busy" : "unreachable";
+      // A certificate this agent does not trust is not an outage the next attempt may end: its
+      // message says what to change, once a minute per console (the retries go on with backoff).
+      const tls = err instanceof ConsoleTlsError;
+      this.failing = token ? "token" : tls ? "tls" : "unreachable";
       const what = token
         ? `console${several ? ` ${this.consoleUrl}` : ""} rejected the host token (${this.lastError}): check hostTokenFile and the token's host`
-        : moved !== null
-          ? `console ${moved.from} ${down} (${this.lastError}); trying ${moved.to}`
-          : `console ${down} (${this.lastError})`;
-      this.o.log(`${what}; ${this.buffer.size} samples buffered, retry in ${wait} ms`);
+        : tls
+          ? this.lastError + (moved !== null ? `; trying ${moved.to}` : "")
+          : moved !== null
+            ? `console ${moved.from} ${down} (${this.lastError}); trying ${moved.to}`
+            : `console ${down} (${this.lastError})`;
+      const line = `${what}; ${this.buffer.size} samples buffered, retry in ${wait} ms`;
+      if (tls) this.refusals.say(`tls:${err.origin}`, line);
+      else this.o.log(line);
     } finally {
       this.sending = false;
     }

@@ -2,10 +2,12 @@
 # It runs in its own session (setsid), so stopping it signals npm, next and everything they started.
 # shellcheck shell=bash
 
-CONSOLE_PORT=3000 # fixed by apps/console's `next start -p 3000`
+CONSOLE_PORT=3000 # apps/console's `start` (tide-console serve): PORT, default 3000
 CONSOLE_PID_FILE="$TIDE_DIR/console.pid"
 CONSOLE_LOG="$TIDE_DIR/console.log"
 CONSOLE_READY_TIMEOUT_S=120
+# The production server the Debian package runs (tide-console serve, apps/console/server/serve.ts),
+# on the repo's build: `next start` warns that it does not serve standalone output.
 CONSOLE_COMMAND=(npm run -w @tide/console start)
 # Set in the daemon's environment: console_pid recognises our process by it (npm rewrites its
 # command line, and a pid in console.pid may have been reused since).
