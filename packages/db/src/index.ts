@@ -11,6 +11,7 @@ export {
   type FindingEventType,
 } from "@prisma/client";
 export * from "./repositories/host-tokens";
+export * from "./repositories/enrollment-tokens";
 export * from "./repositories/observation-samples";
 export * from "./repositories/observation-chunks";
 export * from "./repositories/observation-codec";

@@ -107,3 +107,20 @@ export const findingSelect = {
 } satisfies Prisma.FindingSelect;
 
 export type FindingRow = Prisma.FindingGetPayload<{ select: typeof findingSelect }>;
+
+/** Enrollment token lists: never the hash. */
+export const enrollmentTokenSummarySelect = {
+  id: true,
+  prefix: true,
+  hostname: true,
+  roles: true,
+  createdAt: true,
+  expiresAt: true,
+  usedAt: true,
+  revokedAt: true,
+  createdBy: { select: { email: true } },
+} satisfies Prisma.EnrollmentTokenSelect;
+
+export type EnrollmentTokenSummaryRow = Prisma.EnrollmentTokenGetPayload<{
+  select: typeof enrollmentTokenSummarySelect;
+}>;
