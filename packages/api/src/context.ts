@@ -5,6 +5,7 @@ import { actorFromSession, SESSION_COOKIE } from "./auth/sessions";
 import { hostFromToken, type HostCaller } from "./auth/host-tokens.service";
 import { actorFromToken } from "./auth/tokens.service";
 import { getDb } from "./db";
+import { requestOrigin } from "./http/public-url";
 
 export interface Context {
   db: Db;
@@ -15,6 +16,8 @@ export interface Context {
   hostTokenPresented?: boolean;
   /** Aborted when the client goes away (a closed connection): long work checks it before it starts. */
   signal?: AbortSignal;
+  /** The console's URL as this request reached it (http/public-url.ts); null when unknown. */
+  origin?: string | null;
 }
 
 /**
@@ -67,6 +70,8 @@ export async function createContext(opts: {
   headers: Headers;
   db?: Db;
   signal?: AbortSignal;
+  /** The request's URL: with the headers, where the caller reached the console (Context.origin). */
+  url?: string;
 }): Promise<Context> {
   const db = opts.db ?? getDb();
   const signal = opts.signal ? { signal: opts.signal } : {};
@@ -74,5 +79,6 @@ export async function createContext(opts: {
   if (token?.startsWith(HOST_TOKEN_PREFIX)) {
     return { db, actor: null, host: await hostFromToken(db, token), hostTokenPresented: true, ...signal };
   }
-  return { db, actor: await resolveActor(db, opts.headers), host: null, ...signal };
+  const origin = requestOrigin(opts.url, opts.headers);
+  return { db, actor: await resolveActor(db, opts.headers), host: null, origin, ...signal };
 }

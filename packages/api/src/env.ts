@@ -91,3 +91,29 @@ export function httpEnv(): z.infer<typeof httpSchema> {
   }
   return httpParsed;
 }
+
+/**
+ * TIDE_PUBLIC_URL: the console's URL as hosts reach it (https://console.example.net, a path prefix
+ * allowed), put in the `tide-agent enroll <URL> --token …` command an enrollment token comes with.
+ * Unset: the URL the admin's own request came to (X-Forwarded-Proto/Host behind a proxy), which is
+ * right unless the admin reaches the console by another name than the hosts do.
+ */
+const publicUrlSchema = z.object({
+  TIDE_PUBLIC_URL: z
+    .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
+    .transform((u) => u.replace(/\/+$/, ""))
+    .optional(),
+});
+
+let publicUrlParsed: z.infer<typeof publicUrlSchema> | undefined;
+
+export function publicUrlEnv(): z.infer<typeof publicUrlSchema> {
+  if (!publicUrlParsed) {
+    const result = publicUrlSchema.safeParse(process.env);
+    if (!result.success) {
+      throw new Error(`invalid environment for @tide/api: ${z.prettifyError(result.error)}`);
+    }
+    publicUrlParsed = result.data;
+  }
+  return publicUrlParsed;
+}
