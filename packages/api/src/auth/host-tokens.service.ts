@@ -3,8 +3,10 @@ import {
   hostTokenByHash,
   hostTokenSummarySelect,
   touchHostToken,
+  type ActorKind,
   type Db,
   type HostTokenSummaryRow,
+  type Prisma,
 } from "@tide/db";
 import type { HostTokenSummary } from "../schemas/hosts.schema";
 import { recordAudit } from "../services/audit.service";
@@ -50,39 +52,60 @@ export async function listHostTokens(db: Db, hostname?: string): Promise<HostTok
   return rows.map(toSummary);
 }
 
+/** Who a host token is issued on behalf of: the accountable user and the audit identity. */
+export interface HostTokenIssuer {
+  /** The user recorded as the token's creator (an admin, or the admin who made an enrollment token). */
+  createdById: string;
+  /** Who the audit log names as doing it (actorRef of the caller, or the enrollment's label). */
+  audit: { actorKind: ActorKind; actorId: string | null; actorLabel: string };
+}
+
+/**
+ * Issue a token for a host name inside `tx` (the host is registered if new): createHostToken for an
+ * admin's request, and redeeming an enrollment token, which must spend the enrollment token and
+ * issue this one in one transaction. The secret is returned only here.
+ */
+export async function issueHostToken(
+  tx: Prisma.TransactionClient,
+  issuer: HostTokenIssuer,
+  hostname: string,
+): Promise<{ token: string; summary: HostTokenSummary }> {
+  const token = `${HOST_TOKEN_PREFIX}${randomSecret()}`;
+  const host = await tx.host.upsert({
+    where: { name: hostname },
+    create: { id: newId("host"), name: hostname },
+    update: {},
+    select: { id: true },
+  });
+  const row = await tx.hostToken.create({
+    data: {
+      id: newId("hostToken"),
+      hostId: host.id,
+      prefix: token.slice(0, SHOWN_PREFIX_LEN),
+      tokenHash: digestSecret(token),
+      createdById: issuer.createdById,
+    },
+    select: hostTokenSummarySelect,
+  });
+  await recordAudit(tx, {
+    ...issuer.audit,
+    action: "host_token.create",
+    targetType: "host_token",
+    targetId: row.id,
+    after: { hostId: host.id, hostname, prefix: row.prefix },
+  });
+  return { token, summary: toSummary(row) };
+}
+
 /** Issue a token for a host name (the host is registered if new). The secret is returned only here. */
 export async function createHostToken(
   db: Db,
   actor: Actor,
   input: { hostname: string },
 ): Promise<{ token: string; summary: HostTokenSummary }> {
-  const token = `${HOST_TOKEN_PREFIX}${randomSecret()}`;
-  return db.$transaction(async (tx) => {
-    const host = await tx.host.upsert({
-      where: { name: input.hostname },
-      create: { id: newId("host"), name: input.hostname },
-      update: {},
-      select: { id: true },
-    });
-    const row = await tx.hostToken.create({
-      data: {
-        id: newId("hostToken"),
-        hostId: host.id,
-        prefix: token.slice(0, SHOWN_PREFIX_LEN),
-        tokenHash: digestSecret(token),
-        createdById: actor.userId,
-      },
-      select: hostTokenSummarySelect,
-    });
-    await recordAudit(tx, {
-      ...actorRef(actor),
-      action: "host_token.create",
-      targetType: "host_token",
-      targetId: row.id,
-      after: { hostId: host.id, hostname: input.hostname, prefix: row.prefix },
-    });
-    return { token, summary: toSummary(row) };
-  });
+  return db.$transaction((tx) =>
+    issueHostToken(tx, { createdById: actor.userId, audit: actorRef(actor) }, input.hostname),
+  );
 }
 
 export async function revokeHostToken(db: Db, actor: Actor, tokenId: string): Promise<HostTokenSummary> {
