@@ -13,10 +13,28 @@ import { httpEnv } from "../env";
 /** The agent ingest path (under /api/v1); it alone gets the larger cap. */
 export const AGENT_INGEST_PATH = "/agent/observations";
 
+/**
+ * REST paths whose body is itself the credential, read from callers with none: POST /enroll, where
+ * a new host presents its enrollment token. They get ENROLL_BODY_BYTES, not the general cap.
+ */
+export const ANONYMOUS_BODY_PATHS: ReadonlySet<string> = new Set(["/enroll"]);
+
+/**
+ * Body cap of the anonymous routes, bytes: EnrollIn is at most ~450 bytes of JSON (token 200,
+ * agent version 64, kernel release 128 characters, plus keys); 4 KiB leaves room for escapes while
+ * anyone on the network can make the console read no more than that per request.
+ */
+export const ENROLL_BODY_BYTES = 4 * 1024;
+
+function normalizedPath(restPath: string | null): string | undefined {
+  return restPath?.replace(/\/+$/, "").toLowerCase();
+}
+
 /** Body cap in bytes for a REST path (relative to /api/v1) or for tRPC (path null). */
 export function bodyLimitFor(restPath: string | null): number {
   const env = httpEnv();
-  const normalized = restPath?.replace(/\/+$/, "").toLowerCase();
+  const normalized = normalizedPath(restPath);
+  if (normalized !== undefined && ANONYMOUS_BODY_PATHS.has(normalized)) return ENROLL_BODY_BYTES;
   return normalized === AGENT_INGEST_PATH ? env.TIDE_MAX_AGENT_BODY_BYTES : env.TIDE_MAX_BODY_BYTES;
 }
 
@@ -37,9 +55,14 @@ export function takesBody(method: string): boolean {
   return method === "POST" || method === "PUT" || method === "PATCH";
 }
 
-/** Refuse a body-bearing request from a caller who is not authenticated, before reading the body. */
-export function refuseAnonymousBody(ctx: Context): RequestRefusal | null {
+/**
+ * Refuse a body-bearing request from a caller who is not authenticated, before reading the body;
+ * REST `restPath`s in ANONYMOUS_BODY_PATHS take anyone's (capped) body.
+ */
+export function refuseAnonymousBody(ctx: Context, restPath: string | null = null): RequestRefusal | null {
   if (ctx.actor || ctx.host) return null;
+  const normalized = normalizedPath(restPath);
+  if (normalized !== undefined && ANONYMOUS_BODY_PATHS.has(normalized)) return null;
   return new RequestRefusal(
     "unauthorized",
     ctx.hostTokenPresented

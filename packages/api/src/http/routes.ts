@@ -99,7 +99,8 @@ async function restResponse(
   const wrongMethod = methodNotAllowed(req);
   if (wrongMethod) return wrongMethod;
   const path = new URL(req.url).pathname.slice(REST_ENDPOINT.length);
-  const newContext = () => createContext({ headers: req.headers, db: opts.db, signal: req.signal });
+  const newContext = () =>
+    createContext({ headers: req.headers, db: opts.db, signal: req.signal, url: req.url });
   if (req.method === "POST" && path === INGEST_PATH && presentsHostToken(req.headers)) {
     const admission = opts.admission ?? ingestAdmission();
     const busy = admission.enter();
@@ -133,7 +134,7 @@ async function handleRest(
 ): Promise<Response> {
   let body: string | null = bodyRead ?? null;
   if (bodyRead === undefined && takesBody(req.method)) {
-    const anonymous = refuseAnonymousBody(ctx);
+    const anonymous = refuseAnonymousBody(ctx, path);
     if (anonymous) return refusalResponse(anonymous, "rest");
     const text = await readJsonObjectBody(req, bodyLimitFor(path));
     if (text instanceof RequestRefusal) return refusalResponse(text, "rest");
@@ -185,7 +186,12 @@ export async function handleTrpcRequest(
       "trpc",
     );
   }
-  const ctx: Context = await createContext({ headers: req.headers, db: opts.db, signal: req.signal });
+  const ctx: Context = await createContext({
+    headers: req.headers,
+    db: opts.db,
+    signal: req.signal,
+    url: req.url,
+  });
   let body: string | null = null;
   if (takesBody(req.method)) {
     const anonymous = refuseAnonymousBody(ctx);

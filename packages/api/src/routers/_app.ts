@@ -1,6 +1,7 @@
 import { router } from "../trpc";
 import { agentRouter } from "./agent.router";
 import { auditRouter } from "./audit.router";
+import { enrollmentTokensRouter, enrollRouter } from "./enrollment.router";
 import { findingsRouter } from "./findings.router";
 import { hostsRouter, hostTokensRouter, observationsRouter } from "./hosts.router";
 import { authRouter, directorsRouter, fleetRouter, poolsRouter } from "./fleet.router";
@@ -23,6 +24,8 @@ export const appRouter = router({
   agent: agentRouter,
   hosts: hostsRouter,
   hostTokens: hostTokensRouter,
+  enrollmentTokens: enrollmentTokensRouter,
+  enroll: enrollRouter,
   observations: observationsRouter,
   findings: findingsRouter,
   sync: syncRouter,

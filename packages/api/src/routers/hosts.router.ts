@@ -1,4 +1,4 @@
-import { HostId, HostTokenId } from "@tide/contracts";
+import { HostId, HostRecordId, HostTokenId } from "@tide/contracts";
 import { z } from "zod";
 import { createHostToken, listHostTokens, revokeHostToken } from "../auth/host-tokens.service";
 import {
@@ -16,6 +16,7 @@ import { HostLatency, LatencyInput } from "../schemas/latency.schema";
 import { hostHistory } from "../services/host-history.service";
 import { hostLatency } from "../services/host-latency.service";
 import { counterSeries, getHost, listHosts } from "../services/host.service";
+import { removeHost } from "../services/host-removal.service";
 import { setPmtuTargets } from "../services/pmtu-targets.service";
 import { adminProcedure, operateProcedure, readProcedure, router } from "../trpc";
 
@@ -87,6 +88,27 @@ export const hostsRouter = router({
       }),
     )
     .mutation(({ ctx, input }) => setPmtuTargets(ctx.db, ctx.actor, input)),
+  remove: adminProcedure
+    .meta({
+      openapi: {
+        method: "DELETE",
+        path: "/hosts/{hostId}",
+        tags: ["hosts"],
+        summary:
+          "Remove a host: its host tokens stop working at once; its samples and findings go with it (refused while a director has its name)",
+      },
+    })
+    .input(z.object({ hostId: HostRef }))
+    .output(
+      z.object({
+        removed: z.object({
+          id: HostRecordId,
+          name: HostId,
+          tokenIds: z.array(HostTokenId).describe("The host tokens that no longer work"),
+        }),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => ({ removed: await removeHost(ctx.db, ctx.actor, input.hostId) })),
 });
 
 export const observationsRouter = router({

@@ -25,6 +25,7 @@ const TARGET_TYPE: Record<string, string> = {
   users: "user",
   tokens: "token",
   hostTokens: "host_token",
+  enrollmentTokens: "enrollment_token",
   hosts: "host",
   findings: "finding",
   auth: "user",
@@ -38,6 +39,7 @@ const TARGET_ID_FIELD: Record<string, string> = {
   user: "userId",
   token: "tokenId",
   host_token: "tokenId",
+  enrollment_token: "tokenId",
   host: "hostId",
   finding: "findingId",
 };

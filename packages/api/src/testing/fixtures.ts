@@ -12,7 +12,7 @@ import { createCallerFactory } from "../trpc";
 
 export async function truncateAll(db: Db): Promise<void> {
   await db.$executeRawUnsafe(
-    `TRUNCATE finding_events, findings, observation_samples, observation_chunks, observation_rollups, host_tokens, hosts, audit_events, table_versions, proxies, binds, "_DirectorToPool", directors, pools, api_tokens, sessions, users CASCADE`,
+    `TRUNCATE finding_events, findings, observation_samples, observation_chunks, observation_rollups, enrollment_tokens, host_tokens, hosts, audit_events, table_versions, proxies, binds, "_DirectorToPool", directors, pools, api_tokens, sessions, users CASCADE`,
   );
 }
 
