@@ -105,6 +105,31 @@ export class HostObserver {
   }
 }
 
+/** What the agent is doing, reported after each sample (systemd's READY=1 and STATUS=: systemd/status.ts). */
+export interface AgentProgress {
+  /** The name the agent reports (config hostname). */
+  hostname: string;
+  /** Samples taken since start. */
+  samples: number;
+  /** null = local-only. */
+  console: {
+    /** The console the link sends to. */
+    url: string;
+    /** Batches the console stored since start. */
+    delivered: number;
+    /** Why the last attempt failed (console-link.ts), null while the console answers. */
+    failing: ConsoleLink["failing"];
+    /** Samples waiting in the buffer. */
+    buffered: number;
+    lastError: string | null;
+  } | null;
+}
+
+export interface AgentHooks extends Pick<ConsoleLinkOptions, "onDelivered"> {
+  /** After each sample, once its delivery attempt (if any) is over. */
+  onProgress?: (progress: AgentProgress) => void;
+}
+
 /** The daemon: sample every interval, serve /metrics, talk to the console when configured. */
 export class Agent {
   private readonly observer: HostObserver;
@@ -116,6 +141,8 @@ export class Agent {
   private metrics: Server | null = null;
   /** The console's HTTP client (consoleFetch: trusts caFile or the system's CAs). */
   private fetch: ConsoleFetch | null = null;
+  private samples = 0;
+  private delivered = 0;
   private timer: NodeJS.Timeout | null = null;
   private latest: Tick | null = null;
   private running = false;
@@ -128,7 +155,7 @@ export class Agent {
   constructor(
     private readonly config: AgentConfig,
     private readonly log: (line: string) => void,
-    private readonly hooks: Pick<ConsoleLinkOptions, "onDelivered"> = {},
+    private readonly hooks: AgentHooks = {},
   ) {
     this.observer = new HostObserver(config, log);
     this.intervalMs = config.sampleIntervalMs;
@@ -158,7 +185,10 @@ export class Agent {
           dataPlane: this.latest?.dataPlane ?? [],
         }),
         onDesired: (d) => this.applyDesired(d),
-        onDelivered: this.hooks.onDelivered,
+        onDelivered: (batch) => {
+          this.delivered++;
+          this.hooks.onDelivered?.(batch);
+        },
       });
       const link = this.link;
       await link.open();
@@ -204,8 +234,11 @@ export class Agent {
       try {
         const tick = await this.observer.tick();
         this.latest = tick;
+        this.samples++;
         for (const e of tick.errors) this.log(`namespace ${e.inode}: ${e.error}`);
-        if (this.link !== null) void this.link.offer(tick.observation, tick.dataPlane);
+        if (this.link !== null)
+          void this.link.offer(tick.observation, tick.dataPlane).then(() => this.progress());
+        else this.progress();
       } catch (err) {
         this.log(`sampling failed: ${err instanceof Error ? err.message : String(err)}`);
       }
@@ -214,6 +247,25 @@ export class Agent {
         this.timer = setTimeout(resolve, wait);
       });
     }
+  }
+
+  private progress(): void {
+    if (!this.running || this.hooks.onProgress === undefined) return;
+    const link = this.link;
+    this.hooks.onProgress({
+      hostname: this.config.hostname,
+      samples: this.samples,
+      console:
+        link === null
+          ? null
+          : {
+              url: link.consoleUrl,
+              delivered: this.delivered,
+              failing: link.failing,
+              buffered: link.buffer.size,
+              lastError: link.lastError,
+            },
+    });
   }
 
   /** Adopt the console's interval and targets and, on a director, the tables it must serve. */
@@ -268,9 +320,19 @@ export class Agent {
     this.health?.checker.stop();
     this.health?.client.stop();
     if (this.timer !== null) clearTimeout(this.timer);
-    this.metrics?.close();
+    const metrics = this.metrics;
+    this.metrics = null;
+    // Its port is free once this resolves: a reload (cli/daemon.ts) listens on it again at once.
+    const metricsClosed = new Promise<void>((resolve) => {
+      if (metrics === null) resolve();
+      else {
+        metrics.close(() => resolve());
+        metrics.closeAllConnections();
+      }
+    });
     this.observer.stop();
     await this.link?.close();
     this.fetch?.close();
+    await metricsClosed;
   }
 }

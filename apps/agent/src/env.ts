@@ -40,7 +40,24 @@ const Env = z.object({
     .optional()
     .describe("Offline buffer on disk (default /var/lib/tide-agent/spool); empty = memory only"),
   TIDE_BUFFER_MAX_MIB: z.coerce.number().int().optional().describe("Offline buffer bound, MiB"),
+  NOTIFY_SOCKET: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Set by systemd for a Type=notify unit: readiness and status go there (systemd/notify.ts)"),
 });
 export type AgentEnv = z.infer<typeof Env>;
 
-export const env: AgentEnv = Env.parse(process.env);
+/**
+ * The environment, parsed once by main.ts. Throws a readable error naming each bad variable: a bad
+ * environment is a bad configuration (exit 2, which the unit does not restart).
+ */
+export function parseEnv(source: Record<string, string | undefined> = process.env): AgentEnv {
+  const r = Env.safeParse(source);
+  if (!r.success) {
+    throw new Error(
+      `invalid environment: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
+  }
+  return r.data;
+}

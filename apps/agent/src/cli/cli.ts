@@ -1,7 +1,8 @@
 import { configFromEnv, readConfigFile, resolveConfig, type AgentConfig } from "../config";
 import type { AgentEnv } from "../env";
-import { Agent } from "../agent";
 import { findHelpers, type HelperChoice } from "../binaries";
+import { SystemdNotify } from "../systemd/notify";
+import { ConfigError, Daemon } from "./daemon";
 import { formatDoctor, nodeBpfStatus, runDoctor } from "./doctor";
 
 export interface CliIo {
@@ -10,7 +11,7 @@ export interface CliIo {
   env: AgentEnv;
 }
 
-const USAGE = `usage: tide-agent [run] [--config FILE]
+const USAGE = `usage: tide-agent [run] [--config FILE]   SIGHUP reloads FILE
        tide-agent doctor [--seconds N] [--json] [--config FILE]
        tide-agent sample [--config FILE]        print one observation as JSON
 `;
@@ -109,13 +110,37 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     }
     return 0;
   }
-  const agent = new Agent(config, log);
-  await agent.start();
+  return runDaemon(config, () => loadConfig(parsed, io.env), io, log);
+}
+
+/**
+ * `run`: the agent until SIGTERM/SIGINT; SIGHUP reloads the configuration (cli/daemon.ts). Returns
+ * 2 when the configuration cannot run (the unit's RestartPreventExitStatus), 1 when the start
+ * failed otherwise, null once running.
+ */
+async function runDaemon(
+  config: AgentConfig,
+  load: () => AgentConfig,
+  io: CliIo,
+  log: (line: string) => void,
+): Promise<number | null> {
+  const notify = new SystemdNotify({ socket: io.env.NOTIFY_SOCKET, log });
+  const daemon = new Daemon(config, { load, log, notify });
+  try {
+    await daemon.start();
+  } catch (err) {
+    const text = err instanceof Error ? err.message : String(err);
+    io.stderr(
+      `tide-agent: ${err instanceof ConfigError ? "invalid configuration: " : "cannot start: "}${text}\n`,
+    );
+    await notify.idle();
+    return err instanceof ConfigError ? 2 : 1;
+  }
   const stop = (): void => {
     log("stopping");
     // Exit once the spool is written; a stuck disk does not hold the stop up more than 5 s.
     setTimeout(() => process.exit(0), 5_000).unref();
-    void agent.stop().then(
+    void daemon.stop().then(
       () => process.exit(0),
       (err: unknown) => {
         log(`stopping: ${err instanceof Error ? err.message : String(err)}`);
@@ -125,5 +150,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   };
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
+  process.on("SIGHUP", () => {
+    log("SIGHUP: reloading the configuration");
+    daemon.reload().catch((err: unknown) => {
+      // Neither the new configuration nor the previous one could start again: a restart may.
+      log(`reload failed, exiting: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    });
+  });
   return null;
 }
