@@ -13,7 +13,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["packages/*/src/**/*.test.ts", "apps/*/src/**/*.test.ts"],
+          include: ["packages/*/src/**/*.test.ts", "apps/*/src/**/*.test.ts", "apps/*/server/**/*.test.ts"],
           environment: "node",
         },
       },
@@ -23,6 +23,7 @@ export default defineConfig({
           include: [
             "packages/*/src/**/*.integration-test.ts",
             "apps/*/src/**/*.integration-test.ts",
+            "apps/*/server/**/*.integration-test.ts",
             "packages/system-tests/**/*.integration-test.ts",
           ],
           environment: "node",

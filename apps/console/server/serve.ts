@@ -69,7 +69,10 @@ export async function serve(): Promise<void> {
   process.chdir(appDir);
 
   const scheme = tlsFiles ? "https" : "http";
-  const { default: createNext } = (await import("next")) as unknown as { default: CreateNext };
+  // Imported when serving only (migrate and create-admin never load Next), through a variable so
+  // that Next's global types (a required NODE_ENV) stay out of this command's type check.
+  const nextPackage = "next";
+  const { default: createNext } = (await import(nextPackage)) as { default: CreateNext };
   const app = createNext({ dev: false, dir: appDir, hostname: env.TIDE_CONSOLE_HOST, port: env.PORT, conf });
 
   let handle: RequestHandler | null = null;
