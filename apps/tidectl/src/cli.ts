@@ -12,13 +12,21 @@ import {
   type CommandGroup,
 } from "./cli-io";
 import { directorGroup } from "./commands/director/index";
+import { hostGroup } from "./commands/host/index";
 import { poolGroup } from "./commands/pool/index";
 import { proxyGroup } from "./commands/proxy/index";
 import { tableGroup } from "./commands/table/index";
 import { userGroup } from "./commands/user/index";
 
 /** Command groups: offline table tools, then the REST API groups. */
-export const groups: CommandGroup[] = [tableGroup, poolGroup, proxyGroup, directorGroup, userGroup];
+export const groups: CommandGroup[] = [
+  tableGroup,
+  poolGroup,
+  proxyGroup,
+  directorGroup,
+  hostGroup,
+  userGroup,
+];
 
 export function mainUsage(): string {
   const width = Math.max(...groups.flatMap((g) => g.commands.map((c) => `${g.name} ${c.name}`.length)));

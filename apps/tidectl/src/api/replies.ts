@@ -71,3 +71,31 @@ export interface UserReply {
   createdAt: string;
   disabledAt: string | null;
 }
+
+export interface HostReply {
+  id: string;
+  name: string;
+  roles: string[];
+  agentVersion: string | null;
+  lastSeenAt: string | null;
+  health: { worstSeverity: string | null; openFindings: number; stale: boolean };
+}
+
+export interface EnrollmentTokenReply {
+  id: string;
+  prefix: string;
+  hostname: string;
+  roles: string[];
+  state: string;
+  createdBy: string;
+  createdAt: string;
+  expiresAt: string;
+  usedAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface EnrollmentTokenCreatedReply {
+  token: string;
+  command: string;
+  summary: EnrollmentTokenReply;
+}
