@@ -1,6 +1,7 @@
 import { configFromEnv, readConfigFile, resolveConfig, type AgentConfig } from "../config";
 import type { AgentEnv } from "../env";
 import { findHelpers, type HelperChoice } from "../binaries";
+import { runEnroll } from "../enroll/enroll";
 import { SystemdNotify } from "../systemd/notify";
 import { ConfigError, Daemon } from "./daemon";
 import { formatDoctor, nodeBpfStatus, runDoctor } from "./doctor";
@@ -14,6 +15,8 @@ export interface CliIo {
 const USAGE = `usage: tide-agent [run] [--config FILE]   SIGHUP reloads FILE
        tide-agent doctor [--seconds N] [--json] [--config FILE]
        tide-agent sample [--config FILE]        print one observation as JSON
+       tide-agent enroll <console URL> --token tide_enroll_… [--config FILE] [--token-file FILE]
+                         [--ca-file FILE] [--force] [--no-start]
 `;
 
 interface Parsed {
@@ -67,6 +70,7 @@ export function withFoundHelpers(config: AgentConfig): { config: AgentConfig; he
 
 /** Returns the exit code, or null when the daemon keeps running. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number | null> {
+  if (argv[0] === "enroll") return runEnroll(argv.slice(1), io);
   let parsed: Parsed;
   let config: AgentConfig;
   try {
