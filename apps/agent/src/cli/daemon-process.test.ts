@@ -108,7 +108,9 @@ describe("tide-agent run under a Type=notify manager", () => {
     child.kill("SIGHUP");
     await until("the reload", () => out.stderr.includes("reload: the new configuration is in force"));
     await until("READY=1 after the reload", () => notified().filter((m) => m === ready).length === 2);
-    expect(out.stderr).toContain("reload: sampleIntervalMs changed; restarting the agent with them");
+    expect(out.stderr).toContain(
+      "reload: sampleIntervalMs changed; restarting the agent with the new configuration",
+    );
 
     writeFileSync(file, JSON.stringify({ ...base, sampleIntervalMs: 5 }));
     child.kill("SIGHUP");

@@ -95,7 +95,7 @@ describe("Daemon reload", () => {
     agents[1]!.sampled();
     expect(events.at(-1)).toBe(LOCAL);
     expect(logs).toEqual([
-      "reload: sampleIntervalMs changed; restarting the agent with them (the spool is kept)",
+      "reload: sampleIntervalMs changed; restarting the agent with the new configuration (the spool is kept)",
       "reload: the new configuration is in force",
     ]);
   });

@@ -148,7 +148,9 @@ export class Daemon {
       void this.o.notify.ready(this.readiness.lastStatus || "running");
       return "unchanged";
     }
-    this.o.log(`reload: ${changed.join(", ")} changed; restarting the agent with them (the spool is kept)`);
+    this.o.log(
+      `reload: ${changed.join(", ")} changed; restarting the agent with the new configuration (the spool is kept)`,
+    );
     await this.agent?.stop();
     this.agent = null;
     try {

@@ -30,9 +30,13 @@ describe("agentStatus", () => {
         `console ${URL_} rejected the host token (check hostTokenFile), buffering 1 sample`,
       ],
       [
-        progress({ failing: "tls", buffered: 2, lastError: "its TLS certificate is not trusted" }),
+        progress({
+          failing: "tls",
+          buffered: 2,
+          lastError: `console ${URL_}: its TLS certificate is not trusted (…): set caFile …`,
+        }),
         true,
-        `console ${URL_}: TLS certificate not accepted, buffering 2 samples: its TLS certificate is not trusted`,
+        `console ${URL_}: its TLS certificate is not trusted (…): set caFile …; buffering 2 samples`,
       ],
       [progress(null, 0), false, "sampling as lb-01, local-only (no consoleUrl): /metrics and doctor only"],
       [progress(null, 1), true, "sampling as lb-01, local-only (no consoleUrl): /metrics and doctor only"],

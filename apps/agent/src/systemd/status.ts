@@ -50,7 +50,8 @@ export function agentStatus(p: AgentProgress): AgentStatus {
       return {
         phase: "tls",
         ready: true,
-        status: `console ${c.url}: TLS certificate not accepted, buffering ${plural(c.buffered, "sample")}${why}`,
+        // lastError is ConsoleTlsError's line: the console, why, and what to set.
+        status: `${c.lastError ?? `console ${c.url}: its TLS certificate is not accepted`}; buffering ${plural(c.buffered, "sample")}`,
       };
     case null:
       break;
