@@ -22,7 +22,7 @@ const USAGE = `usage: tide-console <command>
   migrate                     bring the database forward to this release; never resets it
   create-admin EMAIL [--name NAME]
                               create an admin; prints its generated password once
-  setup-postgres [--env-file ${DEFAULT_ENV_FILE}] [--socket-dir ${DEFAULT_SOCKET_DIR}]
+  setup-postgres [--config-file ${DEFAULT_ENV_FILE}] [--socket-dir ${DEFAULT_SOCKET_DIR}]
                  [--port ${DEFAULT_PG_PORT}] [--postgres-user postgres]
                               (root) role and database tide on this host's PostgreSQL, peer
                               authentication over its socket, DATABASE_URL in the env file, migrate
@@ -91,7 +91,8 @@ async function main(argv: string[]): Promise<void> {
       const { values } = parseArgs({
         args: rest,
         options: {
-          "env-file": { type: "string", default: DEFAULT_ENV_FILE },
+          // Not --env-file: Node 20 takes that flag for itself wherever it appears on the line.
+          "config-file": { type: "string", default: DEFAULT_ENV_FILE },
           "socket-dir": { type: "string", default: DEFAULT_SOCKET_DIR },
           port: { type: "string", default: String(DEFAULT_PG_PORT) },
           "postgres-user": { type: "string", default: "postgres" },
@@ -103,7 +104,7 @@ async function main(argv: string[]): Promise<void> {
       const script = process.argv[1];
       if (!script) throw new Error("cannot tell which script runs");
       await setupPostgres({
-        envFile: values["env-file"],
+        envFile: values["config-file"],
         socketDir: values["socket-dir"],
         port,
         postgresUser: values["postgres-user"],
