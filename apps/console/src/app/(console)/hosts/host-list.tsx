@@ -3,6 +3,8 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { ErrorNotice } from "~/components/error-notice";
+import { AddHostButton } from "~/features/hosts/add-host-button";
+import { EnrollmentTokensPanel } from "~/features/hosts/enrollment-tokens-panel";
 import { TimeAgo } from "~/components/time-ago";
 import { useTRPC } from "~/trpc/react";
 import { SeverityBadge } from "../findings/severity-badge";
@@ -21,10 +23,11 @@ export function HostList() {
         <header>
           <h2 id="hosts-heading">Hosts</h2>
           <span className="muted">{hosts.data.length}</span>
+          <AddHostButton />
         </header>
         {hosts.data.length === 0 ? (
           <p className="body muted">
-            No hosts yet. Create a host token (REST POST /api/v1/host-tokens) and start tide-agent with it.
+            No hosts yet. Add one: Add host gives the command to run on it (tide-agent enroll …).
           </p>
         ) : (
           <TableScroll label="Hosts">
@@ -81,6 +84,7 @@ export function HostList() {
           </TableScroll>
         )}
       </section>
+      <EnrollmentTokensPanel />
     </div>
   );
 }

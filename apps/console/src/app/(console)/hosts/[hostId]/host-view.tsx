@@ -6,6 +6,7 @@ import { useSearchParams } from "next/navigation";
 import { useCallback } from "react";
 import { ErrorNotice } from "~/components/error-notice";
 import { TimeAgo } from "~/components/time-ago";
+import { RemoveHost } from "~/features/hosts/remove-host";
 import type { RouterOutputs } from "~/trpc/types";
 import { useTRPC } from "~/trpc/react";
 import { FindingCard } from "../../findings/finding-card";
@@ -139,6 +140,8 @@ export function HostView({ hostId }: { hostId: string }) {
           </section>
         </div>
       )}
+
+      <RemoveHost hostId={h.id} name={h.name} />
     </div>
   );
 }
