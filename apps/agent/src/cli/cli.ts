@@ -130,16 +130,6 @@ async function runDaemon(
 ): Promise<number | null> {
   const notify = new SystemdNotify({ socket: io.env.NOTIFY_SOCKET, log });
   const daemon = new Daemon(config, { load, log, notify });
-  try {
-    await daemon.start();
-  } catch (err) {
-    const text = err instanceof Error ? err.message : String(err);
-    io.stderr(
-      `tide-agent: ${err instanceof ConfigError ? "invalid configuration: " : "cannot start: "}${text}\n`,
-    );
-    await notify.idle();
-    return err instanceof ConfigError ? 2 : 1;
-  }
   const stop = (): void => {
     log("stopping");
     // Exit once the spool is written; a stuck disk does not hold the stop up more than 5 s.
@@ -162,5 +152,17 @@ async function runDaemon(
       process.exit(1);
     });
   });
+  // The handlers are in place first: a signal during start-up waits for it (SIGHUP's default
+  // action would end the process).
+  try {
+    await daemon.start();
+  } catch (err) {
+    const text = err instanceof Error ? err.message : String(err);
+    io.stderr(
+      `tide-agent: ${err instanceof ConfigError ? "invalid configuration: " : "cannot start: "}${text}\n`,
+    );
+    await notify.idle();
+    return err instanceof ConfigError ? 2 : 1;
+  }
   return null;
 }

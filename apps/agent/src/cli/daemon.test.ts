@@ -168,6 +168,27 @@ describe("Daemon reload", () => {
   });
 });
 
+describe("Daemon start", () => {
+  it("holds a reload asked for during start-up until it is done, and drops it when the start failed", async () => {
+    write({ ...BASE });
+    const { daemon, events } = daemonFor(load());
+    const started = daemon.start();
+    write({ ...BASE, sampleIntervalMs: 600 });
+    const reloaded = daemon.reload();
+    await started;
+    expect(await reloaded).toBe("applied");
+    expect(events.filter((e) => /^(start|stop)/.test(e))).toEqual(["start 1000", "stop 1000", "start 600"]);
+
+    write({ ...BASE, hostname: "cannot-start" });
+    const failing = daemonFor(load());
+    const start = failing.daemon.start();
+    const queued = failing.daemon.reload();
+    await expect(start).rejects.toThrow("spool is locked");
+    expect(await queued).toBe("refused");
+    expect(failing.agents).toHaveLength(1);
+  });
+});
+
 describe("preflight and changedKeys", () => {
   it("refuses a missing or empty host token file and an unreadable caFile as configuration errors", () => {
     const token = path.join(dir, "host-token");

@@ -79,10 +79,23 @@ export class Daemon {
     return this.config;
   }
 
-  /** Start the first agent. Throws ConfigError for a configuration it cannot run with. */
-  async start(): Promise<void> {
-    preflight(this.config);
-    this.agent = await this.launch(this.config);
+  /**
+   * Start the first agent. Throws ConfigError for a configuration it cannot run with. A reload or
+   * stop asked for meanwhile (a signal during start-up) waits for it.
+   */
+  start(): Promise<void> {
+    const started = this.chain.then(async () => {
+      try {
+        preflight(this.config);
+        this.agent = await this.launch(this.config);
+      } catch (err) {
+        // The process is exiting: a reload queued behind the start must not start an agent.
+        this.stopped = true;
+        throw err;
+      }
+    });
+    this.chain = started.catch(() => undefined);
+    return started;
   }
 
   /** Read the configuration again and apply it (queued behind a reload or stop under way). */
