@@ -99,10 +99,13 @@ export function httpEnv(): z.infer<typeof httpSchema> {
  * right unless the admin reaches the console by another name than the hosts do.
  */
 const publicUrlSchema = z.object({
-  TIDE_PUBLIC_URL: z
-    .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
-    .transform((u) => u.replace(/\/+$/, ""))
-    .optional(),
+  TIDE_PUBLIC_URL: z.preprocess(
+    (v) => (v === "" ? undefined : v), // an empty value (a unit file's placeholder) means unset
+    z
+      .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
+      .transform((u) => u.replace(/\/+$/, ""))
+      .optional(),
+  ),
 });
 
 let publicUrlParsed: z.infer<typeof publicUrlSchema> | undefined;
