@@ -51,6 +51,7 @@ import { startBenchStack, type BenchStack } from "./bench-stack";
 import { backoffMs, BATCH_MAX_BYTES, boundedBatch, jsonBytes } from "@tide/agent";
 import { ADMIN_EMAIL, CONSOLE_DIR } from "../support/stack";
 import pg from "pg";
+import { TIDE_VERSION } from "../support/tide-version";
 
 const knob = (name: string, dflt: number) => Number(process.env[`TIDE_BENCH_HARDENING_${name}`] ?? dflt);
 const READS = knob("READS", 2000);
@@ -342,7 +343,7 @@ function sampleOf(hostname: string, i: number, at: Date, startedAt: string): Obs
   return {
     schemaVersion: 1,
     hostId: hostname,
-    agentVersion: "0.4.0",
+    agentVersion: TIDE_VERSION,
     kernelRelease: "6.12.38+deb13-amd64",
     sampledAt: at.toISOString(),
     namespaces: [
@@ -474,7 +475,7 @@ async function replay(
       if (!helloDone) {
         const r = (await call("POST", "/api/v1/agent/hello", {
           protocolVersion: 1,
-          agentVersion: "0.4.0",
+          agentVersion: TIDE_VERSION,
           hostname,
           kernelRelease: "6.12.38+deb13-amd64",
           roles: ["proxy"],

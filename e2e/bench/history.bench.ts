@@ -35,6 +35,7 @@ import { dataPlane, observation } from "../support/host-samples";
 import { ADMIN_EMAIL } from "../support/stack";
 import { startBenchStack } from "./bench-stack";
 import { rng } from "./seeded-random";
+import { TIDE_VERSION } from "../support/tide-version";
 
 const RUNS = Number(process.env.TIDE_BENCH_HISTORY_RUNS ?? 30);
 const LOADS = Number(process.env.TIDE_BENCH_HISTORY_LOADS ?? 5);
@@ -170,7 +171,7 @@ async function seedSamples(db: Db, hostId: string, now: number): Promise<number>
       RETENTION_MIN * MINUTE,
       {
         dataPlane: dataPlane as unknown as Prisma.InputJsonValue,
-        agentVersion: "0.4.0",
+        agentVersion: TIDE_VERSION,
         kernelRelease: null,
       },
       { now: new Date(now), maxFutureMs: MINUTE },

@@ -25,6 +25,7 @@ import {
   type Observation,
 } from "@tide/contracts";
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { TIDE_VERSION } from "../support/tide-version";
 
 /** What the bench asks of this process. */
 export interface AgentsJob {
@@ -133,7 +134,7 @@ function observation(hostname: string, i: number, at: Date, startedAt: string): 
   return {
     schemaVersion: 1,
     hostId: hostname,
-    agentVersion: "0.4.0",
+    agentVersion: TIDE_VERSION,
     kernelRelease: "6.12.38+deb13-amd64",
     sampledAt: at.toISOString(),
     namespaces: [
@@ -330,7 +331,7 @@ class SimAgent {
     const r = (
       await this.call("POST", "/api/v1/agent/hello", {
         protocolVersion: 1,
-        agentVersion: "0.4.0",
+        agentVersion: TIDE_VERSION,
         hostname: this.hostname,
         kernelRelease: "6.12.38+deb13-amd64",
         roles: ["proxy"],

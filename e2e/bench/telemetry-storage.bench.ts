@@ -27,6 +27,7 @@ import { createDb, runCompaction, storeBatch, type CompactionLimits, type Db, ty
 import { migrate, startTempCluster, type TempCluster } from "@tide/devstack";
 import { refuseRemoteDatabase } from "../support/stack";
 import { rng } from "./seeded-random";
+import { TIDE_VERSION } from "../support/tide-version";
 
 const HOSTS = Number(process.env.TIDE_BENCH_STORAGE_HOSTS ?? 50);
 const MINUTES = Number(process.env.TIDE_BENCH_STORAGE_MINUTES ?? 60);
@@ -141,7 +142,7 @@ class SimHost {
     return {
       schemaVersion: 1,
       hostId: this.name,
-      agentVersion: "0.4.0",
+      agentVersion: TIDE_VERSION,
       kernelRelease: "6.12.38+deb13-amd64",
       sampledAt: at.toISOString(),
       namespaces: [
@@ -340,7 +341,7 @@ async function main() {
             h.id,
             rows,
             RETENTION_MIN * 60_000,
-            { dataPlane: [], agentVersion: "0.4.0", kernelRelease: "6.12.38+deb13-amd64" },
+            { dataPlane: [], agentVersion: TIDE_VERSION, kernelRelease: "6.12.38+deb13-amd64" },
             { now, maxFutureMs: MAX_FUTURE_MS },
           );
           stored += r.accepted;

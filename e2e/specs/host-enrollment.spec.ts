@@ -1,6 +1,7 @@
 import type { APIRequestContext } from "@playwright/test";
 import { expect, signIn, test } from "../support/fixtures";
 import { checkPage, watchConsoleErrors } from "../support/page-checks";
+import { TIDE_VERSION } from "../support/tide-version";
 
 /**
  * Enrollment in one command: an admin adds a host in the console and copies the command the dialog
@@ -17,7 +18,7 @@ test.use({ viewport: { width: 1440, height: 900 } });
 /** POST /api/v1/enroll as tide-agent enroll does it: the token in the body is the only credential. */
 async function enroll(request: APIRequestContext, token: string) {
   const res = await request.post("/api/v1/enroll", {
-    data: { token, agentVersion: "0.1.0", kernelRelease: "6.12.38+deb13-amd64" },
+    data: { token, agentVersion: TIDE_VERSION, kernelRelease: "6.12.38+deb13-amd64" },
   });
   return { status: res.status(), body: (await res.json()) as Record<string, unknown> };
 }

@@ -1,6 +1,7 @@
 import type { Page } from "@playwright/test";
 import { checkPage, panelSpill, watchConsoleErrors, WIDTHS } from "../support/page-checks";
 import { expect, signIn, test } from "../support/fixtures";
+import { TIDE_VERSION } from "../support/tide-version";
 
 /**
  * Every page at a phone's and a laptop's width: no sideways page scroll, content kept inside its
@@ -148,7 +149,7 @@ async function makeHost(page: Page, prefix: string): Promise<string> {
     headers,
     data: {
       protocolVersion: 1,
-      agentVersion: "0.4.0",
+      agentVersion: TIDE_VERSION,
       hostname,
       kernelRelease: "6.12.38+deb13-amd64",
       roles: ["proxy"],
@@ -162,7 +163,7 @@ async function makeHost(page: Page, prefix: string): Promise<string> {
   const observations = Array.from({ length: 20 }, (_, t) => ({
     schemaVersion: 1,
     hostId: hostname,
-    agentVersion: "0.4.0",
+    agentVersion: TIDE_VERSION,
     kernelRelease: "6.12.38+deb13-amd64",
     sampledAt: new Date(start + t * 1000).toISOString(),
     namespaces: [

@@ -6,6 +6,7 @@
  */
 import type { APIRequestContext, Page } from "@playwright/test";
 import { expect } from "./fixtures";
+import { TIDE_VERSION } from "./tide-version";
 
 export const ROOT_INODE = 4026531840;
 export const WEB_INODE = 4026532301;
@@ -50,7 +51,7 @@ export function observation(s: Sampling) {
   return {
     schemaVersion: 1,
     hostId: s.hostname,
-    agentVersion: "0.4.0",
+    agentVersion: TIDE_VERSION,
     kernelRelease: "6.12.38+deb13-amd64",
     sampledAt: s.at.toISOString(),
     namespaces: [
@@ -128,7 +129,7 @@ export async function hello(request: APIRequestContext, token: string, hostname:
     headers: { authorization: `Bearer ${token}` },
     data: {
       protocolVersion: 1,
-      agentVersion: "0.4.0",
+      agentVersion: TIDE_VERSION,
       hostname,
       kernelRelease: "6.12.38+deb13-amd64",
       roles: ["proxy"],
