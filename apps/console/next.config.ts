@@ -1,5 +1,15 @@
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { NextConfig } from "next";
+
+/**
+ * Tide's release version (the root package.json's), compiled in as @tide/api's version.ts expects:
+ * the console's version in its enroll replies and its agent version check. A built console (the
+ * Debian package's tree) has no checkout around it to read it from.
+ */
+const { version } = JSON.parse(readFileSync(path.join(__dirname, "../../package.json"), "utf8")) as {
+  version: string;
+};
 
 /**
  * Headers every response carries. The Content-Security-Policy itself is set per request in
@@ -28,6 +38,7 @@ const config: NextConfig = {
     "*": ["../../node_modules/@img/**", "../../node_modules/sharp/**"],
   },
   poweredByHeader: false,
+  compiler: { define: { __TIDE_VERSION__: JSON.stringify(version) } },
   // Workspace packages ship TypeScript sources.
   transpilePackages: ["@tide/api", "@tide/contracts", "@tide/db", "@tide/forwarding"],
   // Prisma's driver adapter and node-postgres stay as runtime requires on the server; so does

@@ -5,11 +5,15 @@
 // Prisma's client with its driver adapter and node-postgres, which load their Wasm query
 // compiler and native-free driver from their own package files.
 // esbuild comes hoisted from the workspace (apps/tidectl's devDependency).
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { build } from "esbuild";
 
 const appDir = path.resolve(import.meta.dirname, "..");
 const outfile = path.join(appDir, "dist/tide-console.mjs");
+// Tide's release version (the root package.json's), put in as @tide/api's version.ts expects: the
+// release tree has no checkout around it to read it from.
+const { version } = JSON.parse(readFileSync(path.join(appDir, "../../package.json"), "utf8"));
 
 await build({
   entryPoints: [path.join(appDir, "server/main.ts")],
@@ -23,6 +27,7 @@ await build({
   banner: {
     js: 'import { createRequire as __tideCreateRequire } from "node:module"; const require = __tideCreateRequire(import.meta.url);',
   },
+  define: { __TIDE_VERSION__: JSON.stringify(version) },
   legalComments: "none",
   logLevel: "warning",
 });
