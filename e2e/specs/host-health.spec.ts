@@ -7,6 +7,7 @@ import {
   postSamples,
   WEB_INODE,
 } from "../support/host-samples";
+import { TIDE_VERSION } from "../support/tide-version";
 
 /**
  * Host health: an agent's observations (posted here with a host token, as tide-agent would) become
@@ -351,4 +352,38 @@ test("connect() latency per process, NET_RX per CPU and the director's packet ra
     const dropped = dir.locator('[data-testid="dataplane-counter"][data-counter="dropped_no_bind"]');
     await expect(dropped.locator("td").nth(2)).toHaveText("2.0/s");
   });
+});
+
+test("a host whose agent is two minor versions away says so, on the list and on its page", async ({
+  page,
+}) => {
+  await signIn(page);
+  const hostname = `e2e-skew-${Date.now().toString(36)}`;
+  const token = await createHostToken(page, hostname);
+  const [major, minor] = TIDE_VERSION.split(".").map(Number) as [number, number];
+  const farVersion = `${major}.${minor + 2}.0`;
+  const refused = await page.request.post("/api/v1/agent/hello", {
+    headers: { authorization: `Bearer ${token}` },
+    data: {
+      protocolVersion: 1,
+      agentVersion: farVersion,
+      hostname,
+      kernelRelease: "6.12.38+deb13-amd64",
+      roles: ["proxy"],
+      probes: [],
+      dataPlane: [],
+    },
+  });
+  expect(refused.status()).toBe(409);
+  expect(((await refused.json()) as { message: string }).message).toContain("Upgrade the console");
+
+  await page.goto("/hosts");
+  const row = page.locator(`[data-testid="host-row"][data-hostname="${hostname}"]`);
+  await expect(row).toContainText(`${farVersion} too far from the console`);
+  await row.getByRole("link", { name: hostname }).click();
+  await expect(page.getByTestId("version-skew")).toHaveText(
+    new RegExp(
+      `tide-agent ${farVersion.replace(/\./g, "\\.")} is 2 minor versions newer .* Upgrade the console\\.`,
+    ),
+  );
 });

@@ -45,6 +45,12 @@ export const HostSummary = z
     name: HostId,
     roles: z.array(HostRole),
     agentVersion: z.string().nullable(),
+    versionSkew: z
+      .string()
+      .nullable()
+      .describe(
+        "Why this agent's version cannot work with the console's (more than one minor version apart); null when it can",
+      ),
     kernelRelease: z.string().nullable(),
     lastSeenAt: z.iso.datetime().nullable().describe("Last contact from the agent (console clock)"),
     desiredRevision: z.int().min(0),

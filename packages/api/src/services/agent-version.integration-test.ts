@@ -63,6 +63,18 @@ describe("agent hello: version skew", () => {
     expect(row.agentVersion).toBe("0.3.9");
   });
 
+  it("lists a host whose agent is too far away with the reason, and one within reach without", async () => {
+    const { token } = await hostToken();
+    const admin = callerFor(db, await makeUser(db, "operator"));
+    const [major, minor] = TIDE_VERSION.split(".").map(Number) as [number, number];
+    await restCall(db, "POST", "/agent/hello", { token, body: hello(`${major}.${minor + 1}.0`) });
+    expect((await admin.hosts.list()).find((h) => h.name === HOST)?.versionSkew).toBeNull();
+    await restCall(db, "POST", "/agent/hello", { token, body: hello(`${major}.${minor + 2}.0`) });
+    const listed = (await admin.hosts.list()).find((h) => h.name === HOST);
+    expect(listed?.agentVersion).toBe(`${major}.${minor + 2}.0`);
+    expect(listed?.versionSkew).toMatch(/2 minor versions newer .* Upgrade the console\./);
+  });
+
   it("answers a refused hello with 409 and the reason over REST", async () => {
     const { token } = await hostToken();
     const res = await restCall(db, "POST", "/agent/hello", { token, body: hello("99.0.0") });

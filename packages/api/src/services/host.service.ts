@@ -3,6 +3,7 @@ import {
   netnsKey,
   severityRank,
   TideError,
+  versionSkew,
   type FindingSeverity,
   type HostRole,
   type Observation,
@@ -22,6 +23,7 @@ import {
   type PmtuTargetSpec,
   type Series,
 } from "../schemas/hosts.schema";
+import { TIDE_VERSION } from "../version";
 
 /** Open and acknowledged findings count against a host's health; resolved ones do not. */
 const LIVE = { in: ["open", "acknowledged"] as ("open" | "acknowledged")[] };
@@ -35,6 +37,7 @@ function toSummary(h: HostSummaryRow, live: { severity: FindingSeverity }[], now
     name: h.name,
     roles: h.roles as HostRole[],
     agentVersion: h.agentVersion,
+    versionSkew: h.agentVersion === null ? null : versionSkew(TIDE_VERSION, h.agentVersion).reason,
     kernelRelease: h.kernelRelease,
     lastSeenAt: h.lastSeenAt?.toISOString() ?? null,
     desiredRevision: h.desiredRevision,

@@ -75,7 +75,10 @@ export function HostList() {
                       )}
                     </td>
                     <td>{h.roles.join(", ") || "—"}</td>
-                    <td className="mono">{h.agentVersion ?? "—"}</td>
+                    <td className="mono" title={h.versionSkew ?? undefined}>
+                      {h.agentVersion ?? "—"}
+                      {h.versionSkew && <span className={styles.versionSkew}> too far from the console</span>}
+                    </td>
                     <td className="mono muted">{h.kernelRelease ?? "—"}</td>
                   </tr>
                 ))}

@@ -71,6 +71,11 @@ export function HostView({ hostId }: { hostId: string }) {
         </span>
         <Link href="/hosts">All hosts</Link>
       </div>
+      {h.versionSkew && (
+        <p className={styles.versionSkew} role="alert" data-testid="version-skew">
+          {h.versionSkew} The console refuses this agent until then.
+        </p>
+      )}
       <AgentDrops dropped={h.samplesDropped} />
 
       <section className="panel" aria-labelledby="host-findings-heading">
