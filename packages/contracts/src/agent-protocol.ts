@@ -51,8 +51,13 @@ export const AgentHello = z
   .describe("First call of an agent (and after every reconnect)");
 export type AgentHello = z.infer<typeof AgentHello>;
 
+/*
+ * Replies to an agent (DesiredState, AgentHelloReply, AgentObservationsReply) are plain objects, not
+ * strict ones: an agent strips the fields it does not know, so a console one minor version newer
+ * can add some without breaking it (version-skew.ts). What agents send stays strict.
+ */
 export const DesiredDirectorTable = z
-  .strictObject({
+  .object({
     poolId: z.string().describe("Pool id"),
     poolName: z.string().describe("Pool name (the director's pool_names entry)"),
     tableVersionId: z.string().describe("Table version the director must serve"),
@@ -65,12 +70,12 @@ export const DesiredDirectorTable = z
   .describe("One pool's table a director must serve");
 
 export const DesiredState = z
-  .strictObject({
+  .object({
     revision: z.int().min(0).describe("Changes whenever anything below changes"),
     sampleIntervalMs: z.int().min(100).max(60_000).describe("Sampling interval"),
     batchMaxObservations: z.int().min(1).max(600).describe("Largest batch to send"),
     pmtuTargets: z
-      .array(z.strictObject({ target: z.string(), sizes: z.array(z.int().min(68).max(9000)) }))
+      .array(z.object({ target: z.string(), sizes: z.array(z.int().min(68).max(9000)) }))
       .describe("Paths to probe with tracepath / ping -M do"),
     directorTables: z.array(DesiredDirectorTable).describe("Tables this host's director must serve"),
     healthChecks: z
@@ -82,7 +87,7 @@ export const DesiredState = z
 export type DesiredState = z.infer<typeof DesiredState>;
 
 export const AgentHelloReply = z
-  .strictObject({ hostId: HostId, desired: DesiredState })
+  .object({ hostId: HostId, desired: DesiredState })
   .describe("The console's answer to hello");
 export type AgentHelloReply = z.infer<typeof AgentHelloReply>;
 
@@ -130,12 +135,12 @@ export type SampleRefusal = z.infer<typeof SampleRefusal>;
 export const AGENT_BATCH_INTERVAL_MAX_MS = 30_000;
 
 export const AgentObservationsReply = z
-  .strictObject({
+  .object({
     accepted: z.int().min(0).describe("Samples stored"),
     desiredRevision: z.int().min(0).describe("Fetch /agent/desired when this differs from yours"),
     refused: z
       .array(
-        z.strictObject({
+        z.object({
           sampledAt: z.string().describe("The refused sample's sampledAt, as sent"),
           reason: SampleRefusal,
           detail: z.string().describe("The reason in words, with the console's clock"),

@@ -77,7 +77,7 @@ export function poolHealthCheck(stored: unknown): PoolHealthCheck {
 
 /** What the console asks a director host's agent to check, per pool (in DesiredState). */
 export const HealthCheckJob = z
-  .strictObject({
+  .object({
     poolId: z.string(),
     pool: z.string().describe("Pool name (logs)"),
     guePort: z.int().min(1).max(65535),
