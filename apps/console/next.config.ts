@@ -38,7 +38,8 @@ const config: NextConfig = {
     "*": ["../../node_modules/@img/**", "../../node_modules/sharp/**"],
   },
   poweredByHeader: false,
-  compiler: { define: { __TIDE_VERSION__: JSON.stringify(version) } },
+  // Next quotes a string value itself (a JSON.stringify here would make the version "\"0.1.0\"").
+  compiler: { define: { __TIDE_VERSION__: version } },
   // Workspace packages ship TypeScript sources.
   transpilePackages: ["@tide/api", "@tide/contracts", "@tide/db", "@tide/forwarding"],
   // Prisma's driver adapter and node-postgres stay as runtime requires on the server; so does
