@@ -72,8 +72,26 @@ export class ConsoleHttpError extends Error {
     message: string,
     /** The answer's Retry-After in ms (seconds form only), or null. */
     readonly retryAfterMs: number | null = null,
+    /** The start of the answer's body (redacted), for reading a refusal's reason. */
+    readonly body = "",
   ) {
     super(message);
+  }
+}
+
+/**
+ * The console's reason when it refused this agent's version (a 409 whose details say
+ * "version_skew", contracts' versionSkew), or null for any other answer.
+ */
+export function versionSkewRefusal(err: unknown): string | null {
+  if (!(err instanceof ConsoleHttpError) || err.status !== 409) return null;
+  try {
+    const reply = JSON.parse(err.body) as { message?: unknown; data?: { details?: { reason?: unknown } } };
+    return reply.data?.details?.reason === "version_skew" && typeof reply.message === "string"
+      ? reply.message
+      : null;
+  } catch {
+    return null;
   }
 }
 
@@ -111,7 +129,7 @@ export class ConsoleLink {
    * host token refused, or a TLS certificate this agent does not accept. The sample refusals of
    * delivery.ts are not failures of the link.
    */
-  failing: "unreachable" | "token" | "tls" | null = null;
+  failing: "unreachable" | "token" | "tls" | "version" | null = null;
   /**
    * Largest batch to send next: halved while the console refuses batches (4xx) until the refused
    * sample is alone (delivery.ts); back to OBSERVATION_BATCH_MAX once that sample is dropped or the
@@ -244,16 +262,24 @@ export class ConsoleLink {
       // A certificate this agent does not trust is not an outage the next attempt may end: its
       // message says what to change, once a minute per console (the retries go on with backoff).
       const tls = err instanceof ConsoleTlsError;
-      this.failing = token ? "token" : tls ? "tls" : "unreachable";
+      // A console of another release that refuses this agent's version: not an outage either (it
+      // says so plainly, once a minute; another console, mid-upgrade, may be of this version).
+      const skew = versionSkewRefusal(err);
+      if (skew !== null) this.lastError = skew;
+      this.failing = token ? "token" : tls ? "tls" : skew !== null ? "version" : "unreachable";
       const what = token
         ? `console${several ? ` ${this.consoleUrl}` : ""} rejected the host token (${this.lastError}): check hostTokenFile and the token's host`
         : tls
           ? this.lastError + (moved !== null ? `; trying ${moved.to}` : "")
-          : moved !== null
-            ? `console ${moved.from} ${down} (${this.lastError}); trying ${moved.to}`
-            : `console ${down} (${this.lastError})`;
+          : skew !== null
+            ? `console ${moved?.from ?? this.consoleUrl} refuses this agent's version: ${skew}` +
+              (moved !== null ? `; trying ${moved.to}` : "")
+            : moved !== null
+              ? `console ${moved.from} ${down} (${this.lastError}); trying ${moved.to}`
+              : `console ${down} (${this.lastError})`;
       const line = `${what}; ${this.buffer.size} samples buffered, retry in ${wait} ms`;
       if (tls) this.refusals.say(`tls:${err.origin}`, line);
+      else if (skew !== null) this.refusals.say("version", line);
       else this.o.log(line);
     } finally {
       this.sending = false;
@@ -455,11 +481,14 @@ export class ConsoleLink {
         : AbortSignal.timeout(timeoutMs),
     });
     if (!res.ok) {
-      const text = (await res.text().catch(() => "")).slice(0, 300);
+      // The start of the body in the message; more of it kept to read a refusal's JSON reason.
+      const full = (await res.text().catch(() => "")).slice(0, 4096);
+      const text = full.slice(0, 300);
       throw new ConsoleHttpError(
         res.status,
         `${method} ${url.pathname}: HTTP ${res.status} ${redact(text, this.o.token)}`,
         retryAfterMs(res.headers.get("retry-after")),
+        redact(full, this.o.token),
       );
     }
     return res;

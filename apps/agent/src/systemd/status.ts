@@ -13,7 +13,7 @@ import type { SystemdNotify } from "./notify";
  *  - local-only: after its first sample.
  */
 
-export type Phase = "starting" | "reporting" | "unreachable" | "token" | "tls" | "local";
+export type Phase = "starting" | "reporting" | "unreachable" | "token" | "tls" | "version" | "local";
 
 export interface AgentStatus {
   phase: Phase;
@@ -52,6 +52,13 @@ export function agentStatus(p: AgentProgress): AgentStatus {
         ready: true,
         // lastError is ConsoleTlsError's line: the console, why, and what to set.
         status: `${c.lastError ?? `console ${c.url}: its TLS certificate is not accepted`}; buffering ${plural(c.buffered, "sample")}`,
+      };
+    case "version":
+      return {
+        phase: "version",
+        ready: true,
+        // lastError is the console's reason, naming both versions and which side to upgrade.
+        status: `console ${c.url} refuses this agent's version: ${c.lastError ?? "version skew"}; buffering ${plural(c.buffered, "sample")}`,
       };
     case null:
       break;
