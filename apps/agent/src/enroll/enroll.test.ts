@@ -184,7 +184,7 @@ describe("tide-agent enroll", () => {
     expect(r.stdout + r.stderr).not.toMatch(/tide_enroll_proxy1|s3cret/);
   });
 
-  it("gives a director its socket and the CA file it was given", async () => {
+  it("gives a director its socket and a copy of the CA file it was given, beside its configuration", async () => {
     const ca = path.join(dir, "ca.pem");
     writeFileSync(ca, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n");
     const r = await enroll(
@@ -199,9 +199,13 @@ describe("tide-agent enroll", () => {
       hostTokenFile: tokenFile,
       hostname: "dir-01",
       roles: ["director", "host"],
-      caFile: ca,
+      caFile: path.join(path.dirname(configFile), "console-ca.pem"),
       directorSocket: "/run/tide/director.sock",
     });
+    // The unit cannot read /root or /home (ProtectHome=yes): the CA is copied, readable by all.
+    const copied = path.join(path.dirname(configFile), "console-ca.pem");
+    expect(readFileSync(copied, "utf8")).toBe(readFileSync(ca, "utf8"));
+    expect(statSync(copied).mode & 0o777).toBe(0o644);
     expect(r.systemctl).toEqual([]);
     expect(r.stdout).toContain("not started (--no-start): systemctl enable --now tide-agent starts it");
   });

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { release } from "node:os";
 import path from "node:path";
 import { ENROLLMENT_TOKEN_PREFIX, EnrollOut, type EnrollIn, type HostRole } from "@tide/contracts";
@@ -93,6 +93,9 @@ export function parseEnrollArgs(argv: readonly string[]): EnrollArgs {
     start: out.start,
   };
 }
+
+/** The console's CA, copied next to agent.json by `enroll --ca-file` (the package's purge removes it). */
+export const CONSOLE_CA_FILE_NAME = "console-ca.pem";
 
 /**
  * agent.json for an enrolled host: the console, the token file, the name and roles the console
@@ -239,7 +242,10 @@ export async function runEnroll(argv: readonly string[], io: EnrollIo): Promise<
         `the token may be spent: ask for a new one`,
     );
   }
-  const config = enrolledConfig(a, out);
+  // The CA goes beside the configuration: the unit cannot read the file it was given from where an
+  // operator keeps it (ProtectHome=yes hides /root and /home from the service).
+  const installedCa = a.caFile !== null ? path.join(path.dirname(a.configFile), CONSOLE_CA_FILE_NAME) : null;
+  const config = enrolledConfig({ ...a, caFile: installedCa }, out);
   try {
     resolveConfig([config]);
   } catch (err) {
@@ -249,6 +255,9 @@ export async function runEnroll(argv: readonly string[], io: EnrollIo): Promise<
     // The token first: a configuration present means the enrollment is complete (the unit's
     // ConditionPathExists waits for it).
     await writeFileAtomic(a.tokenFile, `${out.hostToken}\n`, 0o600);
+    if (a.caFile !== null && installedCa !== null && path.resolve(a.caFile) !== installedCa) {
+      await writeFileAtomic(installedCa, readFileSync(a.caFile, "utf8"), 0o644);
+    }
     await writeFileAtomic(a.configFile, JSON.stringify(config, null, 2) + "\n", 0o644);
   } catch (err) {
     return fail(
