@@ -20,7 +20,16 @@
  * downloads.
  */
 import { spawnSync, type SpawnSyncOptions } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { REPO_ROOT } from "@tide/devstack";
 import { startOwnDockerd, type OwnDockerd } from "@tide/devstack/docker-engine";
@@ -86,6 +95,11 @@ function sh(command: string, args: string[], options: SpawnSyncOptions = {}): st
   return r.out;
 }
 
+/** Tokens out of what the tier prints (the commands it runs carry enrollment tokens). */
+function redactTokens(text: string): string {
+  return text.replace(/tide_(enroll|host)_[A-Za-z0-9_-]+/g, "tide_$1_[redacted]");
+}
+
 /** One booted Debian machine: a container with systemd as PID 1. */
 class Machine {
   constructor(
@@ -111,7 +125,9 @@ class Machine {
     const r = this.exec(script, options);
     if (r.status !== 0) {
       throw new Error(
-        `${this.name}: \`${script}\` exited with ${r.status}:\n${r.out.trim().split("\n").slice(-25).join("\n")}`,
+        redactTokens(
+          `${this.name}: \`${script}\` exited with ${r.status}:\n${r.out.trim().split("\n").slice(-25).join("\n")}`,
+        ),
       );
     }
     return r.out;
@@ -138,6 +154,26 @@ function debsOf(suite: string): Map<string, string> {
   return debs;
 }
 
+/**
+ * "The previous build" of a package: the same files under a lower version (`~prev` sorts before
+ * the version itself), repacked with dpkg-deb. Upgrading from it runs what an upgrade runs (the
+ * maintainer scripts, conffile handling, the units' restarts) though no file differs.
+ */
+function previousBuild(deb: string, dir: string): string {
+  const name = path.basename(deb).split("_")[0]!;
+  const tree = mkdtempSync(path.join(dir, `${name}-`));
+  sh("dpkg-deb", ["-R", deb, tree]);
+  const control = path.join(tree, "DEBIAN/control");
+  const text = readFileSync(control, "utf8");
+  const version = /^Version: (.*)$/m.exec(text)?.[1];
+  assert(version, `no Version in ${deb}`);
+  writeFileSync(control, text.replace(/^Version: .*$/m, `Version: ${version}~prev`));
+  const out = path.join(dir, `${name}_prev.deb`);
+  sh("dpkg-deb", ["--root-owner-group", "-b", tree, out]);
+  rmSync(tree, { recursive: true, force: true });
+  return out;
+}
+
 /** The machine image of one suite: systemd, and every dependency of the packages it will install. */
 function buildImage(
   env: NodeJS.ProcessEnv,
@@ -153,7 +189,7 @@ function buildImage(
     `FROM debian:${suite}-slim`,
     // The base image keeps services from starting while images build; a booted machine starts them.
     "RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends " +
-      `systemd systemd-sysv dbus curl ca-certificates openssl procps ${[...deps].join(" ")} ` +
+      `systemd systemd-sysv dbus curl ca-certificates openssl procps iproute2 ${[...deps].join(" ")} ` +
       "&& rm -rf /var/lib/apt/lists/* && rm -f /usr/sbin/policy-rc.d " +
       // A container has no consoles or udev to wait for.
       "&& systemctl mask systemd-udevd.service systemd-udev-trigger.service getty@tty1.service console-getty.service systemd-firstboot.service || true",
@@ -193,6 +229,7 @@ async function boot(env: NodeJS.ProcessEnv, machine: Machine, image: string): Pr
       "IPC_LOCK",
       "--cap-add",
       "DAC_READ_SEARCH",
+
       "--security-opt",
       "seccomp=unconfined",
       "--security-opt",
@@ -368,6 +405,22 @@ async function waitFor<T>(
   throw new Error(`${what}: not within ${timeoutMs / 1000} s${last ? ` (${String(last)})` : ""}`);
 }
 
+interface HostRow {
+  id: string;
+  name: string;
+  lastSeenAt: string | null;
+}
+
+function hostList(console_: Machine, token: string): HostRow[] {
+  const res = api(console_, "GET", "/api/v1/hosts", { token });
+  assert(res.status === 200 && Array.isArray(res.json), `GET /api/v1/hosts: HTTP ${res.status}`);
+  return res.json as HostRow[];
+}
+
+function hostRow(console_: Machine, token: string, name: string): HostRow | undefined {
+  return hostList(console_, token).find((h) => h.name === name);
+}
+
 async function runTier(engine: OwnDockerd): Promise<void> {
   const env = engine.env;
   await check("packages build for Debian 13 and 12, lintian-clean", async () => {
@@ -382,14 +435,25 @@ async function runTier(engine: OwnDockerd): Promise<void> {
       const debs = debsOf(suite);
       assert(debs.size === 4, `${suite}: ${debs.size} packages, expected 4 (${[...debs.keys()].join(", ")})`);
       for (const [name, file] of debs)
-        figures.push(`${suite} ${name}: ${(statSync(file).size / 1024 / 1024).toFixed(1)} MiB`);
+        figures.push(`${suite} ${name}: ${Math.round(statSync(file).size / 1024)} KiB`);
     }
   });
   const trixie = debsOf("trixie");
   const bookworm = debsOf("bookworm");
+  // The machines' base images (build-packages made the one it built in, at most).
+  for (const suite of ["trixie", "bookworm"]) {
+    sh("bash", ["packages/devstack/docker/base-image.sh", suite], { cwd: REPO_ROOT, env });
+  }
 
   const consoleImage = buildImage(env, "trixie", "console", [trixie.get("tide-console")!], ["postgresql"]);
-  const agent13Image = buildImage(env, "trixie", "agent", [trixie.get("tide-agent")!], []);
+  const agent13Image = buildImage(
+    env,
+    "trixie",
+    "agent",
+    [trixie.get("tide-agent")!, trixie.get("tide-director")!, trixie.get("tide-redirect")!],
+    // The DPDK plugins its af_packet port needs (dpdk recommends them; apt installs recommends).
+    ["socat", "librte-net-af-packet25", "librte-mempool-ring25", "librte-bus-vdev25"],
+  );
   const agent12Image = buildImage(env, "bookworm", "agent", [bookworm.get("tide-agent")!], []);
 
   const consoleM = new Machine("console", "trixie", env);
@@ -404,6 +468,13 @@ async function runTier(engine: OwnDockerd): Promise<void> {
   });
 
   const certDir = mkdtempSync("/tmp/tide-pkgtier-certs.");
+  // The previous build of what is upgraded below: the console, and agent-13's agent, director and redirect.
+  const previous = Object.fromEntries(
+    ["tide-console", "tide-agent", "tide-director", "tide-redirect"].map((n) => [
+      n,
+      previousBuild(trixie.get(n)!, certDir),
+    ]),
+  ) as Record<string, string>;
   try {
     const certs = makeCertificates(certDir, consoleIps);
     consoleM.copyIn(certs.ca, "/etc/tide-test-ca.pem");
@@ -416,9 +487,11 @@ async function runTier(engine: OwnDockerd): Promise<void> {
     await check(
       "tide-console installs; setup-postgres, create-admin; serves HTTPS under systemd",
       async () => {
+        // The previous build first: the upgrade check below installs this build over it.
+        consoleM.copyIn(previous["tide-console"]!, "/root/");
         consoleM.copyIn(trixie.get("tide-console")!, "/root/");
         const started = Date.now();
-        consoleM.ok("dpkg -i /root/tide-console_*.deb");
+        consoleM.ok("dpkg -i /root/tide-console_prev.deb");
         figures.push(`install tide-console (dpkg -i, Debian 13): ${seconds(Date.now() - started)}`);
         assert(consoleM.exec("id -u tide-console").status === 0, "no tide-console user");
         consoleM.ok("systemctl start postgresql && tide-console setup-postgres");
@@ -445,9 +518,10 @@ async function runTier(engine: OwnDockerd): Promise<void> {
     await check(
       "first admin by create-admin; sign-in over HTTPS sets a Secure cookie; an API token",
       async () => {
-        const out = consoleM.ok("tide-console create-admin admin@tide.test");
-        const password = /password[^A-Za-z0-9]*([^\s]{12,})/i.exec(out)?.[1];
-        assert(password, `no password in create-admin's output:\n${out}`);
+        // The password alone on stdout (what it says about it goes to stderr).
+        const out = consoleM.ok("tide-console create-admin admin@tide.test 2>/dev/null");
+        const password = out.trim();
+        assert(/^\S{12,}$/.test(password), `create-admin printed no password: ${out}`);
         const signIn = consoleM.ok(
           `curl -sS -D - -o /dev/null --cacert /etc/tide/test-ca.pem --resolve ${CONSOLE_NAME}:${CONSOLE_PORT}:127.0.0.1 ` +
             `-H 'origin: https://${CONSOLE_NAME}:${CONSOLE_PORT}' -H 'content-type: application/json' --data-binary @- ` +
@@ -478,10 +552,11 @@ async function runTier(engine: OwnDockerd): Promise<void> {
       await check(
         `tide-agent installs on ${agent.name} and enrolls in one command; live within seconds`,
         async () => {
-          const deb = (agent.suite === "trixie" ? trixie : bookworm).get("tide-agent")!;
+          // agent-13 gets the previous build, upgraded below; agent-12 this one.
+          const deb = agent.suite === "trixie" ? previous["tide-agent"]! : bookworm.get("tide-agent")!;
           agent.copyIn(deb, "/root/");
           const started = Date.now();
-          agent.ok("dpkg -i /root/tide-agent_*.deb");
+          agent.ok(`dpkg -i /root/${path.basename(deb)}`);
           figures.push(`install tide-agent (dpkg -i, ${agent.suite}): ${seconds(Date.now() - started)}`);
           const nodeVersion = agent.ok("node --version").trim();
           const made = api(
@@ -553,7 +628,7 @@ async function runTier(engine: OwnDockerd): Promise<void> {
         [consoleM, "tide-console"],
         [agents[0]!, "tide-agent"],
       ] as const) {
-        const verify = m.exec(`systemd-analyze verify /lib/systemd/system/${unit}.service`);
+        const verify = m.exec(`systemd-analyze verify --man=no /lib/systemd/system/${unit}.service`);
         assert(
           verify.status === 0 && verify.out.trim() === "",
           `systemd-analyze verify ${unit}: ${verify.out}`,
@@ -588,6 +663,137 @@ async function runTier(engine: OwnDockerd): Promise<void> {
         /401|revoked|refused/i.test(agent.exec("journalctl -u tide-agent --no-pager -n 30").out),
       );
     });
+
+    await check("tide-director and tide-redirect start under systemd (Type=notify) and reload", async () => {
+      const m = agents[0]!;
+      for (const name of ["tide-director", "tide-redirect"]) m.copyIn(previous[name]!, "/root/");
+      const started = Date.now();
+      m.ok("dpkg -i /root/tide-director_prev.deb /root/tide-redirect_prev.deb");
+      figures.push(
+        `install tide-director + tide-redirect (dpkg -i, trixie): ${seconds(Date.now() - started)}`,
+      );
+      for (const unit of ["tide-director", "tide-redirect"]) {
+        const state = m
+          .exec(`systemctl is-enabled ${unit}; systemctl is-active ${unit}`)
+          .out.trim()
+          .split("\n");
+        assert(state[1] !== "active", `${unit} started on install`);
+      }
+      // A veth pair stands in for the NIC: the director's port is an af_packet vdev on dp0 (no
+      // hugepages, no PCI), which needs what its unit's comment says to add with systemctl edit.
+      m.ok(
+        "ip link add dp0 type veth peer name dp1 && ip link set dp0 up && ip link set dp1 up && ip addr add 10.232.0.2/24 dev dp1",
+      );
+      m.ok(
+        "mkdir -p /etc/systemd/system/tide-director.service.d && cat > /etc/systemd/system/tide-director.service.d/lab.conf <<'EOF'\n" +
+          "[Service]\nExecStart=\n" +
+          "ExecStart=/usr/sbin/tide-director --no-huge -m 256 --no-pci -l 0 --file-prefix=tide --vdev=net_af_packet0,iface=dp0 -- --config /etc/tide/director.json\n" +
+          "CapabilityBoundingSet=CAP_IPC_LOCK CAP_NET_RAW CAP_NET_ADMIN\nAmbientCapabilities=CAP_IPC_LOCK CAP_NET_RAW CAP_NET_ADMIN\n" +
+          "RestrictAddressFamilies=AF_UNIX AF_NETLINK AF_INET AF_PACKET\nEOF\n" +
+          // Docker 20.10 cannot grant a container CAP_BPF (it predates it), so the machine's
+          // systemd cannot give tide-redirect that capability: CAP_SYS_ADMIN, which the kernel
+          // accepts for bpf() too, stands in for it here.
+          "mkdir -p /etc/systemd/system/tide-redirect.service.d && printf '[Service]\\nCapabilityBoundingSet=CAP_BPF CAP_NET_ADMIN CAP_SYS_ADMIN\\nAmbientCapabilities=CAP_BPF CAP_NET_ADMIN CAP_SYS_ADMIN\\n' > /etc/systemd/system/tide-redirect.service.d/container.conf && " +
+          "sed -i 's/^TIDE_REDIRECT_IFACE=.*/TIDE_REDIRECT_IFACE=dp1/' /etc/tide/redirect.conf && systemctl daemon-reload",
+      );
+      const details: string[] = [];
+      for (const unit of ["tide-director", "tide-redirect"]) {
+        const t0 = Date.now();
+        const start = m.exec(`systemctl start ${unit}`);
+        assert(
+          start.status === 0,
+          `systemctl start ${unit}: ${start.out}\n${m.exec(`journalctl -u ${unit} --no-pager -n 40`).out}`,
+        );
+        details.push(`${unit} ready in ${seconds(Date.now() - t0)}`);
+        const sock = unit === "tide-director" ? "director" : "redirect";
+        m.ok(`test -S /run/tide/${sock}.sock`);
+      }
+      const pid = m.ok("systemctl show -p MainPID --value tide-director").trim();
+      m.ok("systemctl reload tide-director");
+      assert(
+        m.ok("systemctl is-active tide-director").trim() === "active",
+        "tide-director not active after reload",
+      );
+      assert(
+        m.ok("systemctl show -p MainPID --value tide-director").trim() === pid,
+        "reload replaced the director's process",
+      );
+      const status = m.ok(
+        `printf '{"cmd":"status"}\\n' | timeout 5 socat - UNIX-CONNECT:/run/tide/director.sock`,
+      );
+      assert(/"ok"\s*:\s*true/.test(status), `director status over its socket: ${status}`);
+      return details.join(", ");
+    });
+
+    await check(
+      "upgrades from the previous build keep configuration and data, restart what must",
+      async () => {
+        const m = agents[0]!;
+        const pidOf = (machine: Machine, unit: string) =>
+          machine.ok(`systemctl show -p MainPID --value ${unit}`).trim();
+        const digest =
+          "sha256sum /etc/tide/agent.json /etc/tide/host-token /etc/tide/director.json /etc/tide/redirect.conf";
+        const filesBefore = m.ok(digest);
+        const [agentPid, directorPid, redirectPid] = ["tide-agent", "tide-director", "tide-redirect"].map(
+          (u) => pidOf(m, u),
+        );
+        // The agent first: its director keeps forwarding (same process, its socket answering).
+        for (const name of ["tide-agent", "tide-director", "tide-redirect"])
+          m.copyIn(trixie.get(name)!, "/root/");
+        const started = Date.now();
+        m.ok("dpkg -i /root/tide-agent_*+deb13_amd64.deb");
+        figures.push(`upgrade tide-agent (dpkg -i): ${seconds(Date.now() - started)}`);
+        assert(
+          m.ok("systemctl is-active tide-agent").trim() === "active",
+          "tide-agent not active after its upgrade",
+        );
+        assert(pidOf(m, "tide-agent") !== agentPid, "tide-agent was not restarted by its upgrade");
+        assert(pidOf(m, "tide-director") === directorPid, "the agent's upgrade restarted the director");
+        const status = m.ok(
+          `printf '{"cmd":"status"}\\n' | timeout 5 socat - UNIX-CONNECT:/run/tide/director.sock`,
+        );
+        assert(/"ok"\s*:\s*true/.test(status), `director status during the agent's upgrade: ${status}`);
+        // The data plane: upgraded on disk, never stopped; the operator restarts it when drained.
+        const dp = m.ok(
+          "dpkg -i /root/tide-director_*+deb13_amd64.deb /root/tide-redirect_*+deb13_amd64.deb",
+        );
+        assert(pidOf(m, "tide-director") === directorPid, "the director's upgrade restarted it");
+        assert(pidOf(m, "tide-redirect") === redirectPid, "tide-redirect's upgrade restarted it");
+        assert(
+          /restart it when this host is drained/.test(dp),
+          `no word to restart the director later:\n${dp}`,
+        );
+        assert(m.ok(digest) === filesBefore, "the upgrade changed the configuration or the host token");
+        const versions = m.ok("dpkg-query -W -f '${Version} ' tide-agent tide-director tide-redirect").trim();
+        assert(!versions.includes("~prev"), `still the previous build: ${versions}`);
+        await waitFor("agent-13 live again after its upgrade", LIVE_TIMEOUT_MS, () => {
+          const row = hostRow(consoleM, token, m.name);
+          return row?.lastSeenAt && Date.now() - Date.parse(row.lastSeenAt) < LIVE_WITHIN_MS ? row : null;
+        });
+        // The console: restarted by its upgrade, migrating first; the data and the API token stay.
+        const hostsBefore = hostList(consoleM, token).length;
+        const consolePid = pidOf(consoleM, "tide-console");
+        consoleM.ok("dpkg -i /root/tide-console_*+deb13_all.deb");
+        assert(
+          pidOf(consoleM, "tide-console") !== consolePid,
+          "tide-console was not restarted by its upgrade",
+        );
+        await waitFor(
+          "the console healthy after its upgrade",
+          60_000,
+          () => api(consoleM, "GET", "/api/health", {}).status === 200,
+        );
+        assert(hostList(consoleM, token).length === hostsBefore, "the console's upgrade lost hosts");
+        const env = consoleM.ok("grep -c '^DATABASE_URL=' /etc/tide/console.env").trim();
+        assert(env === "1", "console.env lost its DATABASE_URL");
+        // Now stop the data plane as an operator would (the tc filter goes with tide-redirect).
+        for (const unit of ["tide-redirect", "tide-director"]) m.ok(`systemctl stop ${unit}`);
+        const tcLeft = m.exec("tc filter show dev dp1 ingress").out.trim();
+        assert(tcLeft === "", `tide-redirect left a tc filter on dp1: ${tcLeft}`);
+        m.ok("ip link del dp0");
+        return versions;
+      },
+    );
 
     await check("apt purge removes what the packages made, not the database", async () => {
       const agent = agents[0]!;
