@@ -60,7 +60,9 @@ export type EnrollmentTokenState = z.infer<typeof EnrollmentTokenState>;
 export const EnrollmentTokenSummary = z
   .strictObject({
     id: EnrollmentTokenId,
-    prefix: z.string().describe("First characters of the token, to recognise it (the rest is never shown again)"),
+    prefix: z
+      .string()
+      .describe("First characters of the token, to recognise it (the rest is never shown again)"),
     hostname: HostId,
     roles: z.array(HostRole),
     state: EnrollmentTokenState,
@@ -75,7 +77,10 @@ export type EnrollmentTokenSummary = z.infer<typeof EnrollmentTokenSummary>;
 
 export const EnrollmentTokenCreated = z
   .strictObject({
-    token: z.string().startsWith(ENROLLMENT_TOKEN_PREFIX).describe("The secret: shown once, never stored in clear"),
+    token: z
+      .string()
+      .startsWith(ENROLLMENT_TOKEN_PREFIX)
+      .describe("The secret: shown once, never stored in clear"),
     command: z
       .string()
       .describe("The exact command to run on the host (tide-agent enroll <console URL> --token …)"),
@@ -86,7 +91,10 @@ export type EnrollmentTokenCreated = z.infer<typeof EnrollmentTokenCreated>;
 
 export const EnrollIn = z
   .strictObject({
-    token: z.string().startsWith(ENROLLMENT_TOKEN_PREFIX, "is not an enrollment token (tide_enroll_…)").max(200),
+    token: z
+      .string()
+      .startsWith(ENROLLMENT_TOKEN_PREFIX, "is not an enrollment token (tide_enroll_…)")
+      .max(200),
     agentVersion: z.string().min(1).max(64).describe("tide-agent version doing the enrollment"),
     kernelRelease: z.string().max(128).nullable().describe("uname -r of the host"),
   })
