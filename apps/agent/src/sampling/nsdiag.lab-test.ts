@@ -331,10 +331,12 @@ describe("tide-nsdiag", () => {
         ["fd77::1", 8443, 7],
         ["10.77.0.1", 8082, 3],
       ]);
+      // Two clients may share an ephemeral port when their destinations differ (10.77.0.1:8080
+      // and 10.77.0.1:8082), so a row can count 2: the rows add up to 60, at most 2 each.
       const clients = r.established!.slice(3);
-      expect(clients).toHaveLength(60);
+      expect(clients.reduce((sum, [, , count]) => sum + count, 0)).toBe(60);
       expect(
-        clients.every(([address, , count]) => count === 1 && ["10.77.0.1", "fd77::1"].includes(address)),
+        clients.every(([address, , count]) => count <= 2 && ["10.77.0.1", "fd77::1"].includes(address)),
       ).toBe(true);
       expect(r.establishedTotal).toBe(120);
       // A namespace whose only TCP socket is a listener: nothing, and a total of zero.
