@@ -51,20 +51,44 @@ static json_t *control_status(const struct redirect_state *st, json_t *id)
 			      (int)st->cfg.port, "local_addresses", control_addrs_json(&st->cfg)));
 }
 
+/* One VIP of the stats reply: {address, port, proto, counters}. */
+static json_t *control_vip_json(const struct redirect_vip *v)
+{
+	char addr[INET6_ADDRSTRLEN] = "";
+	json_t *counters = json_object();
+
+	inet_ntop(v->key.family == TR_VIP_FAMILY_IPV6 ? AF_INET6 : AF_INET, v->key.addr, addr,
+		  sizeof(addr));
+	for (unsigned int i = 0; i < TR_VIP_COUNTER_COUNT; i++)
+		json_object_set_new(counters, redirect_vip_counter_names[i],
+				    json_integer((json_int_t)v->packets[i]));
+	return json_pack("{s:s,s:i,s:s,s:o}", "address", addr, "port", (int)ntohs(v->key.port),
+			 "proto", v->key.proto == IPPROTO_UDP ? "udp" : "tcp", "counters",
+			 counters);
+}
+
 static json_t *control_stats(const struct redirect_state *st, json_t *id)
 {
 	__u64 v[TR_COUNTER_COUNT];
-	json_t *counters;
+	struct redirect_vip *vips = NULL;
+	json_t *counters, *list;
+	size_t nvips = 0;
 	int rc = redirect_counters_read(st, v);
 
+	if (!rc)
+		rc = redirect_vips_read(st, &vips, &nvips);
 	if (rc)
-		return tide_control_err(id, "internal", NULL, "cannot read the stats map: %s",
+		return tide_control_err(id, "internal", NULL, "cannot read the stats maps: %s",
 					strerror(-rc));
 	counters = json_object();
 	for (unsigned int i = 0; i < TR_COUNTER_COUNT; i++)
 		json_object_set_new(counters, redirect_counter_names[i],
 				    json_integer((json_int_t)v[i]));
-	return tide_control_ok(id, json_pack("{s:o}", "counters", counters));
+	list = json_array();
+	for (size_t i = 0; i < nvips; i++)
+		json_array_append_new(list, control_vip_json(&vips[i]));
+	free(vips);
+	return tide_control_ok(id, json_pack("{s:o,s:o}", "counters", counters, "vips", list));
 }
 
 static json_t *control_config_json(const struct redirect_state *st)

@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tide_redirect.skel.h"
 
@@ -15,6 +16,12 @@ const char *const redirect_counter_names[TR_COUNTER_COUNT] = {
 #define TR_COUNTER_NAME(id, name) [TR_##id] = #name,
 	TIDE_REDIRECT_COUNTERS(TR_COUNTER_NAME)
 #undef TR_COUNTER_NAME
+};
+
+const char *const redirect_vip_counter_names[TR_VIP_COUNTER_COUNT] = {
+#define TR_VIP_COUNTER_NAME(id, name) [TR_VIP_##id] = #name,
+	TIDE_REDIRECT_VIP_COUNTERS(TR_VIP_COUNTER_NAME)
+#undef TR_VIP_COUNTER_NAME
 };
 
 int redirect_config_apply(struct redirect_state *st, const struct tide_redirect_config *cfg)
@@ -49,5 +56,63 @@ int redirect_counters_read(const struct redirect_state *st, __u64 out[TR_COUNTER
 			out[k] += vals[c];
 	}
 	free(vals);
+	return rc;
+}
+
+int redirect_vips_read(const struct redirect_state *st, struct redirect_vip **out, size_t *n)
+{
+	const struct bpf_map *map = st->skel->maps.tide_redirect_vips;
+	struct tide_redirect_vip_key key, next;
+	int ncpu = libbpf_num_possible_cpus();
+	struct tide_redirect_vip_counters *vals;
+	struct redirect_vip *vips;
+	size_t count = 0;
+	void *prev = NULL;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	vips = calloc(TIDE_REDIRECT_MAX_VIPS, sizeof(*vips));
+	if (!vals || !vips) {
+		free(vals);
+		free(vips);
+		return -ENOMEM;
+	}
+	/* An LRU map may evict while we walk it: stop at its size, skip what vanished. */
+	while (count < TIDE_REDIRECT_MAX_VIPS) {
+		rc = bpf_map__get_next_key(map, prev, &next, sizeof(next));
+		if (rc == -ENOENT)
+			break;
+		if (rc)
+			goto fail;
+		key = next;
+		prev = &key;
+		rc = bpf_map__lookup_elem(map, &key, sizeof(key), vals,
+					  sizeof(*vals) * (size_t)ncpu, 0);
+		if (rc == -ENOENT)
+			continue;
+		if (rc)
+			goto fail;
+		memset(&vips[count], 0, sizeof(vips[count]));
+		vips[count].key = key;
+		for (int c = 0; c < ncpu; c++)
+			for (unsigned int i = 0; i < TR_VIP_COUNTER_COUNT; i++)
+				vips[count].packets[i] += vals[c].packets[i];
+		count++;
+	}
+	free(vals);
+	if (count == 0) {
+		free(vips);
+		return 0;
+	}
+	*out = vips;
+	*n = count;
+	return 0;
+fail:
+	free(vals);
+	free(vips);
 	return rc;
 }

@@ -17,4 +17,20 @@ int redirect_config_apply(struct redirect_state *st, const struct tide_redirect_
 /* Reads the stats map summed over the possible CPUs. Returns 0 or -errno. */
 int redirect_counters_read(const struct redirect_state *st, __u64 out[TR_COUNTER_COUNT]);
 
+/* JSON names of the per-VIP counters, by enum tide_redirect_vip_counter. */
+extern const char *const redirect_vip_counter_names[TR_VIP_COUNTER_COUNT];
+
+/* One VIP's counters, summed over the possible CPUs. */
+struct redirect_vip {
+	struct tide_redirect_vip_key key;
+	__u64 packets[TR_VIP_COUNTER_COUNT];
+};
+
+/*
+ * Reads the VIP map: every entry (at most TIDE_REDIRECT_MAX_VIPS), summed over the possible CPUs,
+ * into a calloc'ed array the caller frees (*out; NULL with *n 0 when the map is empty). An entry
+ * evicted between the key walk and its lookup is skipped. Returns 0 or -errno.
+ */
+int redirect_vips_read(const struct redirect_state *st, struct redirect_vip **out, size_t *n);
+
 #endif /* TIDE_REDIRECT_MAPS_H */

@@ -18,6 +18,12 @@
  *      outer header towards hops[next_hop] and send it out (forwarded_to_alternate).
  * "Accept" decapsulates here (the kernel has no fou/GUE) and lets the stack deliver the inner
  * packet to the VIP configured on a local interface; replies go straight to the client (DSR).
+ *
+ * Besides its one decision counter, a packet a local socket owns that arrived as a hop counts in
+ * accepted_second_chance (and accepted_alternate_hash when it came through the alternate pair of
+ * a hash-field migration), and the TCP packets of steps 3, 4, 6 and 7 count for their VIP (inner
+ * destination address, port, protocol) in the VIP map. Cost: one hash lookup on those packets
+ * (two more on a VIP's first packet), nothing on the others; see tide_redirect_helpers.h.
  */
 #include "vmlinux.h"
 
@@ -31,10 +37,11 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 /*
  * Steps 2 to 5 for a TCP/UDP/ICMP packet whose L4 header starts at l4 and whose IP packet ends
  * at l4_end. `tuple` already holds the addresses (client -> VIP); iph is the inner IP header.
+ * A TCP packet completes `vip` (the caller wrote the address) with its port and protocol.
  */
 static __always_inline int tr_decide_l4(struct __sk_buff *skb, __u8 proto, __u32 l4, __u32 l4_end,
 					struct bpf_sock_tuple *tuple, __u32 tuple_len, void *iph,
-					__u32 iph_len, int v6)
+					__u32 iph_len, int v6, struct tide_redirect_vip_key *vip)
 {
 	/*
 	 * Zeroed: the options load below has a variable length, and without CAP_PERFMON (which the
@@ -51,6 +58,9 @@ static __always_inline int tr_decide_l4(struct __sk_buff *skb, __u8 proto, __u32
 		return -1; /* other protocols: no flow to look up, follow the hops */
 	if (l4 + TR_TCP_HLEN > l4_end || bpf_skb_load_bytes(skb, l4, th, TR_TCP_HLEN))
 		return TR_DROPPED_TRUNCATED;
+	__builtin_memcpy(&vip->port, th + 2, 2); /* destination port, network order */
+	vip->proto = TR_IPPROTO_TCP;
+	vip->family = v6 ? TR_VIP_FAMILY_IPV6 : TR_VIP_FAMILY_IPV4;
 	th_len = (__u32)(th[12] >> 4) * 4;
 	if (th_len < TR_TCP_HLEN)
 		return TR_DROPPED_MALFORMED;
@@ -75,9 +85,11 @@ static __always_inline int tr_decide_l4(struct __sk_buff *skb, __u8 proto, __u32
 /*
  * ICMP frag-needed / packet-too-big: the embedded header is a packet this host sent
  * (VIP:vport -> client:cport); the owner is the local socket of the reversed flow. Only the
- * first 8 L4 bytes of the embedded packet are guaranteed (RFC 792), enough for the ports.
+ * first 8 L4 bytes of the embedded packet are guaranteed (RFC 792), enough for the ports. A TCP
+ * flow's VIP (the embedded source) is written to `vip`.
  */
-static __always_inline int tr_decide_pmtu(struct __sk_buff *skb, __u32 emb, __u32 l4_end, int v6)
+static __always_inline int tr_decide_pmtu(struct __sk_buff *skb, __u32 emb, __u32 l4_end, int v6,
+					  struct tide_redirect_vip_key *vip)
 {
 	struct bpf_sock_tuple tuple = {};
 	__u8 hdr[TR_IPV6_HLEN];
@@ -116,16 +128,25 @@ static __always_inline int tr_decide_pmtu(struct __sk_buff *skb, __u32 emb, __u3
 	if (v6) {
 		tuple.ipv6.sport = ports[1];
 		tuple.ipv6.dport = ports[0];
+		__builtin_memcpy(vip->addr, hdr + 8, 16);
 	} else {
 		tuple.ipv4.sport = ports[1];
 		tuple.ipv4.dport = ports[0];
+		__builtin_memcpy(vip->addr, hdr + 12, 4);
 	}
+	vip->port = ports[0];
+	vip->proto = TR_IPPROTO_TCP;
+	vip->family = v6 ? TR_VIP_FAMILY_IPV6 : TR_VIP_FAMILY_IPV4;
 	return tr_tcp_owner(skb, &tuple, tuple_len, NULL, 0, NULL, 0, 0) >= 0 ? TR_ACCEPTED_PMTU
 									      : -1;
 }
 
-/* Steps 1 (inner part) to 5 for an inner IPv4 packet at `off`; `end` is where the GUE ends. */
-static __always_inline int tr_decide_v4(struct __sk_buff *skb, __u32 off, __u32 end)
+/*
+ * Steps 1 (inner part) to 5 for an inner IPv4 packet at `off`; `end` is where the GUE ends. The
+ * inner TCP flow's VIP is written to `vip` (zeroed by the caller; left incomplete otherwise).
+ */
+static __always_inline int tr_decide_v4(struct __sk_buff *skb, __u32 off, __u32 end,
+					struct tide_redirect_vip_key *vip)
 {
 	struct bpf_sock_tuple tuple = {};
 	__u8 icmp[TR_ICMP_HLEN];
@@ -151,16 +172,18 @@ static __always_inline int tr_decide_v4(struct __sk_buff *skb, __u32 off, __u32 
 			return TR_DROPPED_TRUNCATED;
 		if (icmp[0] != TR_ICMP_DEST_UNREACH || icmp[1] != TR_ICMP_FRAG_NEEDED)
 			return TR_ACCEPTED_ICMP;
-		return tr_decide_pmtu(skb, l4 + TR_ICMP_HLEN, l4_end, 0);
+		return tr_decide_pmtu(skb, l4 + TR_ICMP_HLEN, l4_end, 0, vip);
 	}
 	tuple.ipv4.saddr = iph.saddr;
 	tuple.ipv4.daddr = iph.daddr;
+	__builtin_memcpy(vip->addr, &iph.daddr, 4);
 	return tr_decide_l4(skb, iph.protocol, l4, l4_end, &tuple, sizeof(tuple.ipv4), &iph,
-			    TR_IPV4_HLEN, 0);
+			    TR_IPV4_HLEN, 0, vip);
 }
 
 /* The same for an inner IPv6 packet; extension headers are not walked (the director sends none). */
-static __always_inline int tr_decide_v6(struct __sk_buff *skb, __u32 off, __u32 end)
+static __always_inline int tr_decide_v6(struct __sk_buff *skb, __u32 off, __u32 end,
+					struct tide_redirect_vip_key *vip)
 {
 	struct bpf_sock_tuple tuple = {};
 	__u8 ip6[TR_IPV6_HLEN];
@@ -180,12 +203,13 @@ static __always_inline int tr_decide_v6(struct __sk_buff *skb, __u32 off, __u32 
 			return TR_DROPPED_TRUNCATED;
 		if (icmp[0] != TR_ICMPV6_PACKET_TOO_BIG)
 			return TR_ACCEPTED_ICMP;
-		return tr_decide_pmtu(skb, l4 + TR_ICMP_HLEN, l4_end, 1);
+		return tr_decide_pmtu(skb, l4 + TR_ICMP_HLEN, l4_end, 1, vip);
 	}
 	__builtin_memcpy(tuple.ipv6.saddr, ip6 + 8, 16);
 	__builtin_memcpy(tuple.ipv6.daddr, ip6 + 24, 16);
+	__builtin_memcpy(vip->addr, ip6 + 24, 16);
 	return tr_decide_l4(skb, ip6[6], l4, l4_end, &tuple, sizeof(tuple.ipv6), ip6, TR_IPV6_HLEN,
-			    1);
+			    1, vip);
 }
 
 SEC("tc")
@@ -193,6 +217,7 @@ int tide_redirect(struct __sk_buff *skb)
 {
 	const __u32 zero = 0;
 	const struct tide_redirect_config *cfg;
+	struct tide_redirect_vip_key vip = {};
 	void *data, *data_end;
 	struct ethhdr *eth;
 	struct iphdr *ip;
@@ -254,9 +279,9 @@ int tide_redirect(struct __sk_buff *skb)
 		goto truncated;
 
 	if (gue[1] == TR_GUE_PROTO_IPV4)
-		verdict = tr_decide_v4(skb, inner_off, end);
+		verdict = tr_decide_v4(skb, inner_off, end, &vip);
 	else
-		verdict = tr_decide_v6(skb, inner_off, end);
+		verdict = tr_decide_v6(skb, inner_off, end, &vip);
 	if (verdict == TR_DROPPED_MALFORMED)
 		goto malformed;
 	if (verdict == TR_DROPPED_TRUNCATED)
@@ -276,7 +301,7 @@ int tide_redirect(struct __sk_buff *skb)
 		verdict = TR_FORWARDED_TO_SELF;
 		goto accept;
 	}
-	return tr_forward(skb, saddr, daddr, hop, next_hop, hop_count, tos, tot_len);
+	return tr_forward(skb, saddr, daddr, hop, next_hop, hop_count, tos, tot_len, &vip);
 
 accept:
 	if (tr_decap(skb, inner_off, gue[1] == TR_GUE_PROTO_IPV6)) {
@@ -284,6 +309,7 @@ accept:
 		return TC_ACT_SHOT;
 	}
 	tr_count((__u32)verdict);
+	tr_count_accepted(verdict, next_hop, hop_count, &vip);
 	return TC_ACT_OK;
 malformed:
 	tr_count(TR_DROPPED_MALFORMED);

@@ -27,6 +27,24 @@
 #define TIDE_REDIRECT_MAX_HOPS 30
 
 /*
+ * VIPs (inner destination address, port, protocol) counted one by one in the VIP map; beyond
+ * this the least recently used one is evicted (its counters restart from 0 if it comes back,
+ * which a reader sees as a counter reset). A proxy serves a handful of VIPs; 1024 entries of 20
+ * bytes of key and 48 bytes per CPU are about 1.6 MB on 32 CPUs.
+ */
+#ifndef TIDE_REDIRECT_MAX_VIPS
+#define TIDE_REDIRECT_MAX_VIPS 1024
+#endif
+
+/*
+ * The director's hop list during a hash-field migration (alt_hash_fields): [secondary,
+ * alt_primary, alt_secondary], so hop_count 3, and a packet that arrives with next_hop >= 2 was
+ * sent on to the row of the old hash fields. See tide_fwd_fill in common/tide_forward.h.
+ */
+#define TR_ALT_HASH_HOP_COUNT 3
+#define TR_ALT_HASH_FIRST_HOP 2
+
+/*
  * Header lengths, bytes (signed: the program does signed offset arithmetic with them). The GUE
  * ones come from common/tide_gue_wire.h; the outer IPv4 header carries no options.
  */

@@ -37,6 +37,73 @@ static __always_inline void tr_count(__u32 counter)
 		*v += 1; /* per-CPU slot: no atomic needed */
 }
 
+/*
+ * Adds one to each VIP counter whose bit (1 << enum tide_redirect_vip_counter) is set in `mask`,
+ * in the VIP's entry, created zeroed on its first packet. A full map evicts its least recently
+ * used VIP; a failed insert (another CPU raced us to it) is followed by a lookup all the same.
+ */
+static __always_inline void tr_vip_count(const struct tide_redirect_vip_key *vip, __u32 mask)
+{
+	struct tide_redirect_vip_counters *v;
+
+	v = bpf_map_lookup_elem(&tide_redirect_vips, vip);
+	if (!v) {
+		struct tide_redirect_vip_counters zero = {};
+
+		bpf_map_update_elem(&tide_redirect_vips, vip, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&tide_redirect_vips, vip);
+		if (!v)
+			return;
+	}
+	for (__u32 i = 0; i < TR_VIP_COUNTER_COUNT; i++)
+		if (mask & (1u << i))
+			v->packets[i] += 1; /* per-CPU value: no atomic needed */
+}
+
+/* The key is complete (its family is set once address, port and protocol are). */
+static __always_inline int tr_vip_known(const struct tide_redirect_vip_key *vip)
+{
+	return vip->family != 0;
+}
+
+/* A packet sent on to the next hop: forwarded_to_alternate, globally and for its VIP. */
+static __always_inline void tr_count_forwarded(const struct tide_redirect_vip_key *vip)
+{
+	tr_count(TR_FORWARDED_TO_ALTERNATE);
+	if (tr_vip_known(vip))
+		tr_vip_count(vip, 1u << TR_VIP_FORWARDED_TO_ALTERNATE);
+}
+
+/*
+ * A packet accepted with decision `verdict` (already counted): the "why" counters and its VIP's.
+ * A local socket owned its flow (established, SYN cookie, PMTU) and it arrived as a hop
+ * (next_hop > 0): accepted_second_chance, and accepted_alternate_hash as well when it came
+ * through the alternate pair (hop_count 3, next_hop >= 2). See tide_redirect_structs.h.
+ */
+static __always_inline void tr_count_accepted(int verdict, __u8 next_hop, __u8 hop_count,
+					      const struct tide_redirect_vip_key *vip)
+{
+	__u32 mask = 0;
+
+	if (next_hop > 0 && (verdict == TR_ACCEPTED_ESTABLISHED ||
+			     verdict == TR_ACCEPTED_SYN_COOKIE || verdict == TR_ACCEPTED_PMTU)) {
+		tr_count(TR_ACCEPTED_SECOND_CHANCE);
+		mask |= 1u << TR_VIP_ACCEPTED_SECOND_CHANCE;
+		if (hop_count == TR_ALT_HASH_HOP_COUNT && next_hop >= TR_ALT_HASH_FIRST_HOP) {
+			tr_count(TR_ACCEPTED_ALTERNATE_HASH);
+			mask |= 1u << TR_VIP_ACCEPTED_ALTERNATE_HASH;
+		}
+	}
+	if (verdict == TR_ACCEPTED_ESTABLISHED)
+		mask |= 1u << TR_VIP_ACCEPTED_ESTABLISHED;
+	else if (verdict == TR_ACCEPTED_SYN)
+		mask |= 1u << TR_VIP_ACCEPTED_SYN;
+	else if (verdict == TR_ACCEPTED_LAST_RESORT)
+		mask |= 1u << TR_VIP_ACCEPTED_LAST_RESORT;
+	if (mask && tr_vip_known(vip))
+		tr_vip_count(vip, mask);
+}
+
 static __always_inline int tr_is_local(const struct tide_redirect_config *cfg, __u32 addr)
 {
 	for (__u32 i = 0; i < TIDE_REDIRECT_MAX_LOCAL; i++) {
@@ -112,10 +179,12 @@ static __always_inline int tr_decap(struct __sk_buff *skb, __u32 inner_off, int 
  * addresses and the {next_hop, hop_count} word) are updated incrementally, so the packet stays
  * valid end to end without summing the payload. The route and the MACs come from the FIB as an
  * output lookup on this interface (the packet is re-sourced by this host, not routed through it,
- * so IP forwarding need not be enabled). Returns the TC verdict.
+ * so IP forwarding need not be enabled). `vip` is the inner flow's VIP, for its counters. Returns
+ * the TC verdict.
  */
 static __always_inline int tr_forward(struct __sk_buff *skb, __u32 old_src, __u32 local, __u32 hop,
-				      __u8 next_hop, __u8 hop_count, __u8 tos, __u16 tot_len)
+				      __u8 next_hop, __u8 hop_count, __u8 tos, __u16 tot_len,
+				      const struct tide_redirect_vip_key *vip)
 {
 	const __u32 ip_csum = TR_ETH_HLEN + offsetof(struct iphdr, check);
 	const __u32 udp_csum = TR_UDP_OFF + offsetof(struct udphdr, check);
@@ -150,7 +219,7 @@ static __always_inline int tr_forward(struct __sk_buff *skb, __u32 old_src, __u3
 		if (bpf_skb_store_bytes(skb, offsetof(struct ethhdr, h_dest), fib.dmac, 6, 0) ||
 		    bpf_skb_store_bytes(skb, offsetof(struct ethhdr, h_source), fib.smac, 6, 0))
 			goto fail;
-		tr_count(TR_FORWARDED_TO_ALTERNATE);
+		tr_count_forwarded(vip);
 		return (int)bpf_redirect(fib.ifindex, 0);
 	}
 	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH) {
@@ -164,7 +233,7 @@ static __always_inline int tr_forward(struct __sk_buff *skb, __u32 old_src, __u3
 		__builtin_memset(&neigh, 0, sizeof(neigh));
 		neigh.nh_family = TR_AF_INET;
 		neigh.ipv4_nh = fib.ipv4_dst;
-		tr_count(TR_FORWARDED_TO_ALTERNATE);
+		tr_count_forwarded(vip);
 		return (int)bpf_redirect_neigh(fib.ifindex, &neigh, sizeof(neigh), 0);
 	}
 	if (rc == BPF_FIB_LKUP_RET_FWD_DISABLED) {
@@ -174,7 +243,7 @@ static __always_inline int tr_forward(struct __sk_buff *skb, __u32 old_src, __u3
 		 * and neighbour lookup out of this interface (slower; an unroutable hop is then
 		 * dropped by the kernel after this program, not counted as forward_failed).
 		 */
-		tr_count(TR_FORWARDED_TO_ALTERNATE);
+		tr_count_forwarded(vip);
 		return (int)bpf_redirect_neigh(skb->ifindex, NULL, 0, 0);
 	}
 fail:

@@ -28,4 +28,19 @@ struct {
 	__type(value, __u64);
 } tide_redirect_stats SEC(".maps");
 
+/*
+ * Packet counters per VIP (inner destination address, port, protocol; struct
+ * tide_redirect_vip_key) for the decisions a page of a pool needs by VIP: how many packets of its
+ * flows took a second chance, went through the alternate hash, were a last resort, or were new
+ * or established here. A proxy in two pools is told apart by the pools' VIPs. LRU so a flood of
+ * destinations cannot fill it for good; per CPU so the packet path never shares a cache line.
+ * Packets, not bytes; user space sums the CPUs.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, TIDE_REDIRECT_MAX_VIPS);
+	__type(key, struct tide_redirect_vip_key);
+	__type(value, struct tide_redirect_vip_counters);
+} tide_redirect_vips SEC(".maps");
+
 #endif /* TIDE_REDIRECT_MAPS_H */

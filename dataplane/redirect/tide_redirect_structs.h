@@ -24,8 +24,16 @@ struct tide_redirect_config {
 /*
  * Counters, one slot each in the per-CPU stats map. X(enum suffix, JSON name). Every GUE packet
  * counts in total and in exactly one accepted_*, forwarded_*, dropped_*, forward_failed or
- * decap_failed slot;
- * not_gue counts what passed through untouched and is not part of total.
+ * decap_failed slot (the decision slots: total is their sum); not_gue counts what passed through
+ * untouched and is not part of total.
+ *
+ * The last two are not decision slots but "why" counters, counted on top of the packet's decision
+ * (so they are left out of that sum): a packet a local socket owns (accepted_established,
+ * accepted_syn_cookie or accepted_pmtu) that arrived as a hop (next_hop > 0), i.e. accepted here
+ * for a flow whose first hop was another proxy, counts in accepted_second_chance; one of those
+ * that came through the alternate pair of a hash-field migration (hop_count 3, next_hop >= 2:
+ * hops [secondary, alt_primary, alt_secondary]) also counts in accepted_alternate_hash, a subset.
+ * They are appended last so the decision slots keep their indexes.
  */
 #define TIDE_REDIRECT_COUNTERS(X)                         \
 	X(TOTAL, total)                                   \
@@ -42,13 +50,59 @@ struct tide_redirect_config {
 	X(DROPPED_MALFORMED, dropped_malformed)           \
 	X(DROPPED_TRUNCATED, dropped_truncated)           \
 	X(FORWARD_FAILED, forward_failed)                 \
-	X(DECAP_FAILED, decap_failed)
+	X(DECAP_FAILED, decap_failed)                     \
+	X(ACCEPTED_SECOND_CHANCE, accepted_second_chance) \
+	X(ACCEPTED_ALTERNATE_HASH, accepted_alternate_hash)
 
 enum tide_redirect_counter {
 #define TR_COUNTER_ENUM(id, name) TR_##id,
 	TIDE_REDIRECT_COUNTERS(TR_COUNTER_ENUM)
 #undef TR_COUNTER_ENUM
 		TR_COUNTER_COUNT
+};
+
+/* The first "why" counter: slots before it are decision slots (and total, and not_gue). */
+#define TR_FIRST_WHY_COUNTER TR_ACCEPTED_SECOND_CHANCE
+
+/*
+ * Per-VIP counters, one value of the VIP map per inner destination (address, port, protocol).
+ * X(enum suffix, JSON name); each counts the packets of the global counter of the same name that
+ * were for this VIP. Only inner TCP is counted per VIP (a PMTU message by the flow it quotes): UDP
+ * and ICMP are always accepted by the first hop and never take a second chance.
+ */
+#define TIDE_REDIRECT_VIP_COUNTERS(X)                       \
+	X(FORWARDED_TO_ALTERNATE, forwarded_to_alternate)   \
+	X(ACCEPTED_SECOND_CHANCE, accepted_second_chance)   \
+	X(ACCEPTED_ALTERNATE_HASH, accepted_alternate_hash) \
+	X(ACCEPTED_LAST_RESORT, accepted_last_resort)       \
+	X(ACCEPTED_ESTABLISHED, accepted_established)       \
+	X(ACCEPTED_SYN, accepted_syn)
+
+enum tide_redirect_vip_counter {
+#define TR_VIP_COUNTER_ENUM(id, name) TR_VIP_##id,
+	TIDE_REDIRECT_VIP_COUNTERS(TR_VIP_COUNTER_ENUM)
+#undef TR_VIP_COUNTER_ENUM
+		TR_VIP_COUNTER_COUNT
+};
+
+/* Address family of a VIP key (the inner packet's IP version). */
+#define TR_VIP_FAMILY_IPV4 4
+#define TR_VIP_FAMILY_IPV6 6
+
+/*
+ * Key of the VIP map: the inner packet's destination as the client sent it. 20 bytes, no padding
+ * (the whole struct is hashed, so every byte is written before a lookup).
+ */
+struct tide_redirect_vip_key {
+	__u8 addr[16]; /* IPv6, or IPv4 in the first 4 bytes and zeros after; network order */
+	__u16 port;    /* destination port, network order */
+	__u8 proto;    /* IP protocol number (6: TCP) */
+	__u8 family;   /* TR_VIP_FAMILY_IPV4 or TR_VIP_FAMILY_IPV6 */
+};
+
+/* Value of the VIP map (per CPU): packets by enum tide_redirect_vip_counter. */
+struct tide_redirect_vip_counters {
+	__u64 packets[TR_VIP_COUNTER_COUNT];
 };
 
 #endif /* TIDE_REDIRECT_STRUCTS_H */

@@ -217,6 +217,28 @@ out:
 	setns(e->orig_ns, CLONE_NEWNET);
 }
 
+/* `vips` (the stats reply's) has address:80/tcp with a SYN and an established packet counted. */
+static bool e2e_vip_counted(json_t *vips, const char *address)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(vips, i, v)
+	{
+		json_t *c = json_object_get(v, "counters");
+
+		if (strcmp(json_string_value(json_object_get(v, "address")) ?: "", address) == 0 &&
+		    json_integer_value(json_object_get(v, "port")) == 80 &&
+		    strcmp(json_string_value(json_object_get(v, "proto")) ?: "", "tcp") == 0)
+			return json_integer_value(json_object_get(c, "accepted_syn")) >= 1 &&
+			       json_integer_value(json_object_get(c, "accepted_established")) >=
+				       1 &&
+			       json_integer_value(json_object_get(c, "accepted_second_chance")) ==
+				       0;
+	}
+	return false;
+}
+
 static void e2e_setup_cmds(const struct e2e *e, bool *ok)
 {
 	const char *a = e->ns_a, *b = e->ns_b;
@@ -327,6 +349,17 @@ void e2e(const char *daemon)
 		check(syn >= 2 && est >= 2,
 		      "e2e: daemon stats count the SYNs (%lld) and established packets (%lld)",
 		      (long long)syn, (long long)est);
+		/* No hop was taken: the GUE wrapper sends every packet to its first hop. */
+		check(json_integer_value(json_object_get(c, "accepted_second_chance")) == 0 &&
+			      json_is_integer(json_object_get(c, "accepted_alternate_hash")),
+		      "e2e: daemon stats carry the why counters (accepted_second_chance 0)");
+		check(e2e_vip_counted(json_object_get(json_object_get(st, "result"), "vips"),
+				      VIP) &&
+			      e2e_vip_counted(
+				      json_object_get(json_object_get(st, "result"), "vips"), VIP6),
+		      "e2e: daemon stats list the VIPs %s:80 and [%s]:80 (tcp) with their SYN and "
+		      "established packets",
+		      VIP, VIP6);
 	}
 	json_decref(st);
 

@@ -29,7 +29,7 @@
 #define BENCH_CALLS 200000
 #define BENCH_REPEAT 1000000
 
-static int prog_fd, stats_fd, fix_ifindex;
+static int prog_fd, stats_fd, vips_fd, fix_ifindex;
 static uint8_t fix_mac[6];
 
 /* ---- running the program ---- */
@@ -39,7 +39,35 @@ struct result {
 	uint8_t out[4096];
 	uint32_t out_len;
 	uint64_t delta[TR_COUNTER_COUNT];
+	uint64_t vip_delta[TR_VIP_COUNTER_COUNT]; /* of the VIP `watch` names */
 };
+
+/* The VIP whose counters run() reports (vip_delta); set by watch_vip(). */
+static struct tide_redirect_vip_key watch;
+
+/* Watch inner destination addr:port, TCP. */
+static void watch_vip(int v6, const char *addr, uint16_t port)
+{
+	memset(&watch, 0, sizeof(watch));
+	inet_pton(v6 ? AF_INET6 : AF_INET, addr, watch.addr);
+	watch.port = htons(port);
+	watch.proto = IPPROTO_TCP;
+	watch.family = v6 ? TR_VIP_FAMILY_IPV6 : TR_VIP_FAMILY_IPV4;
+}
+
+/* The watched VIP's counters summed over CPUs; zeros when it has no entry. */
+static void vip_counters(uint64_t out[TR_VIP_COUNTER_COUNT])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct tide_redirect_vip_counters vals[ncpu > 0 ? ncpu : 1];
+
+	memset(out, 0, sizeof(uint64_t) * TR_VIP_COUNTER_COUNT);
+	if (bpf_map_lookup_elem(vips_fd, &watch, vals))
+		return;
+	for (int c = 0; c < ncpu; c++)
+		for (int i = 0; i < TR_VIP_COUNTER_COUNT; i++)
+			out[i] += vals[c].packets[i];
+}
 
 static int counters(uint64_t out[TR_COUNTER_COUNT])
 {
@@ -60,14 +88,19 @@ static int run(const uint8_t *pkt, size_t len, struct result *r)
 {
 	struct __sk_buff ctx = {.ifindex = (uint32_t)fix_ifindex};
 	uint64_t before[TR_COUNTER_COUNT], after[TR_COUNTER_COUNT];
+	uint64_t vbefore[TR_VIP_COUNTER_COUNT], vafter[TR_VIP_COUNTER_COUNT];
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = (uint32_t)len,
 		    .data_out = r->out, .data_size_out = sizeof(r->out), .ctx_in = &ctx,
 		    .ctx_size_in = sizeof(ctx), .repeat = 1);
 	int rc;
 
 	counters(before);
+	vip_counters(vbefore);
 	rc = bpf_prog_test_run_opts(prog_fd, &o);
 	counters(after);
+	vip_counters(vafter);
+	for (int k = 0; k < TR_VIP_COUNTER_COUNT; k++)
+		r->vip_delta[k] = vafter[k] - vbefore[k];
 	r->ret = rc ? -1000 + rc : (int)o.retval;
 	r->out_len = o.data_size_out;
 	for (int k = 0; k < TR_COUNTER_COUNT; k++)
@@ -81,11 +114,25 @@ static const char *const counter_names[TR_COUNTER_COUNT] = {
 #undef TR_COUNTER_NAME
 };
 
-/* Exactly `counter` moved by one (and total, for GUE packets); nothing else. */
-static bool only_counter(const struct result *r, int counter)
+static const char *const vip_counter_names[TR_VIP_COUNTER_COUNT] = {
+#define TR_VIP_COUNTER_NAME(id, name) [TR_VIP_##id] = #name,
+	TIDE_REDIRECT_VIP_COUNTERS(TR_VIP_COUNTER_NAME)
+#undef TR_VIP_COUNTER_NAME
+};
+
+#define BIT(c) (1u << (c))
+
+/*
+ * Exactly `counter` moved by one (and total, for GUE packets), and the "why" counters in `why`
+ * (bits of enum tide_redirect_counter); nothing else.
+ */
+static bool only_counters(const struct result *r, int counter, uint32_t why)
 {
 	for (int k = 0; k < TR_COUNTER_COUNT; k++) {
-		uint64_t want = k == counter || (k == TR_TOTAL && counter != TR_NOT_GUE) ? 1 : 0;
+		uint64_t want =
+			k == counter || (k == TR_TOTAL && counter != TR_NOT_GUE) || (why & BIT(k))
+				? 1
+				: 0;
 
 		if (r->delta[k] != want) {
 			printf("  counter %s moved by %llu, expected %llu\n", counter_names[k],
@@ -94,6 +141,50 @@ static bool only_counter(const struct result *r, int counter)
 		}
 	}
 	return true;
+}
+
+static bool only_counter(const struct result *r, int counter)
+{
+	return only_counters(r, counter, 0);
+}
+
+/* The watched VIP's counters in `mask` (bits of enum tide_redirect_vip_counter) moved by one. */
+static bool vip_moved(const struct result *r, uint32_t mask)
+{
+	for (int k = 0; k < TR_VIP_COUNTER_COUNT; k++) {
+		uint64_t want = mask & BIT(k) ? 1 : 0;
+
+		if (r->vip_delta[k] != want) {
+			printf("  VIP counter %s moved by %llu, expected %llu\n",
+			       vip_counter_names[k], (unsigned long long)r->vip_delta[k],
+			       (unsigned long long)want);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Accepted locally and decapsulated as `counter`, with the "why" counters in `why` and the
+ * watched VIP's counters in `vip` moving by one, nothing else.
+ */
+static void expect_local_why(const char *what, const uint8_t *pkt, size_t len, const uint8_t *inner,
+			     size_t inner_len, int counter, uint32_t why, uint32_t vip)
+{
+	struct result r;
+	bool v6 = inner[0] >> 4 == 6;
+	bool bytes, counted, vip_ok;
+
+	run(pkt, len, &r);
+	bytes = r.out_len == 14 + inner_len && memcmp(r.out + 14, inner, inner_len) == 0 &&
+		r.out[12] == (v6 ? 0x86 : 0x08);
+	counted = only_counters(&r, counter, why);
+	vip_ok = vip_moved(&r, vip);
+	check(r.ret == TC_ACT_OK && bytes && counted && vip_ok,
+	      "%s -> accepted (%s%s%s), VIP counters 0x%x [ret %d]", what, counter_names[counter],
+	      why & BIT(TR_ACCEPTED_SECOND_CHANCE) ? " + accepted_second_chance" : "",
+	      why & BIT(TR_ACCEPTED_ALTERNATE_HASH) ? " + accepted_alternate_hash" : "", vip,
+	      r.ret);
 }
 
 /* "Accepted locally": TC_ACT_OK, the frame is now Ethernet + exactly the inner packet. */
@@ -130,6 +221,8 @@ static void expect_verdict(const char *what, const uint8_t *pkt, size_t len, int
  * next_hop + 1, valid IPv4 and UDP checksums, MACs from the neighbour table (when `mac_known`),
  * everything from the hop list on unchanged.
  */
+static bool watch_forwarded; /* expect_forward checks the watched VIP's forwarded_to_alternate */
+
 static void expect_forward(const char *what, const uint8_t *pkt, size_t len, const char *hop,
 			   bool mac_known)
 {
@@ -157,6 +250,9 @@ static void expect_forward(const char *what, const uint8_t *pkt, size_t len, con
 			ok = ok && memcmp(r.out, ALT_MAC, 6) == 0 &&
 			     memcmp(r.out + 6, fix_mac, 6) == 0;
 	}
+	/* The watched VIP is the flow's only when the caller says so: then it must count it. */
+	if (watch_forwarded)
+		ok = ok && vip_moved(&r, BIT(TR_VIP_FORWARDED_TO_ALTERNATE));
 	check(ok && only_counter(&r, TR_FORWARDED_TO_ALTERNATE),
 	      "%s -> forwarded to %s (outer rewritten, next_hop+1, IP/UDP checksums valid) [ret "
 	      "%d]",
@@ -423,19 +519,25 @@ static void fixtures_simple(void)
 	expect_forward("unknown IPv6 flow, hops [alt]", pkt, n, ALT, true);
 }
 
-/* ICMP frag-needed (v4) / packet-too-big (v6) quoting a packet VIP:80 -> client:cport. */
-static size_t pmtu_packet(uint8_t *buf, int v6, uint16_t cport)
+/* ICMP frag-needed (v4) / packet-too-big (v6) quoting a packet VIP:vport -> client:cport. */
+static size_t pmtu_packet_to(uint8_t *buf, int v6, uint16_t vport, uint16_t cport)
 {
 	uint8_t quoted[128], l4[256] = {0};
 	size_t ql;
 
-	ql = tcp_packet(quoted, v6, v6 ? VIP6 : VIP, v6 ? CLIENT6 : CLIENT, 80, cport, 7, 8, F_ACK);
+	ql = tcp_packet(quoted, v6, v6 ? VIP6 : VIP, v6 ? CLIENT6 : CLIENT, vport, cport, 7, 8,
+			F_ACK);
 	l4[0] = v6 ? 2 : 3;
 	l4[1] = v6 ? 0 : 4;
 	put16(l4 + 6, 1400); /* next-hop MTU (v4: bytes 6-7; v6: 4-7) */
 	memcpy(l4 + 8, quoted, ql);
 	return ip_packet(buf, v6, v6 ? "fd00:99::1" : "10.97.0.1", v6 ? VIP6 : VIP,
 			 v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP, l4, 8 + ql, 2);
+}
+
+static size_t pmtu_packet(uint8_t *buf, int v6, uint16_t cport)
+{
+	return pmtu_packet_to(buf, v6, 80, cport);
 }
 
 static void fixtures_sockets(void)
@@ -577,6 +679,124 @@ out:
 		close(rx);
 }
 
+/*
+ * The "why" counters and the VIP map with real sockets: a packet of a local flow that arrived as
+ * a hop (next_hop > 0) counts accepted_second_chance, and accepted_alternate_hash when it came
+ * through the alternate pair (hop_count 3, next_hop >= 2); the same packet as the first hop (a
+ * primary hit) counts neither. Each also counts for its VIP (address, port, TCP), and only there.
+ */
+static void fixtures_second_chance(void)
+{
+	uint8_t inner[256], pkt[512];
+	int lfd, cfd, sfd, lfd6, cfd6, sfd6;
+	uint16_t cport = 0, cport6 = 0;
+	struct result r;
+	struct gue g;
+	size_t il, n;
+
+	lfd = tcp_listen(0, VIP, 82);
+	lfd6 = tcp_listen(1, VIP6, 82);
+	cfd = tcp_connect(0, CLIENT, VIP, 82, &cport);
+	cfd6 = tcp_connect(1, CLIENT6, VIP6, 82, &cport6);
+	sfd = lfd >= 0 ? accept(lfd, NULL, NULL) : -1;
+	sfd6 = lfd6 >= 0 ? accept(lfd6, NULL, NULL) : -1;
+	check(lfd >= 0 && cfd >= 0 && sfd >= 0 && lfd6 >= 0 && cfd6 >= 0 && sfd6 >= 0,
+	      "second chance: established flows to VIP:82 (IPv4 and IPv6)");
+	watch_vip(0, VIP, 82);
+
+	il = tcp_packet(inner, 0, CLIENT, VIP, cport, 82, 100, 200, F_ACK);
+	n = gue_packet(pkt, &G, inner, il);
+	expect_local_why("primary hit: established flow, next_hop 0", pkt, n, inner, il,
+			 TR_ACCEPTED_ESTABLISHED, 0, BIT(TR_VIP_ACCEPTED_ESTABLISHED));
+	g = G;
+	g.next_hop = 1;
+	n = gue_packet(pkt, &g, inner, il);
+	expect_local_why("established flow arriving as hop 1 (secondary)", pkt, n, inner, il,
+			 TR_ACCEPTED_ESTABLISHED, BIT(TR_ACCEPTED_SECOND_CHANCE),
+			 BIT(TR_VIP_ACCEPTED_ESTABLISHED) | BIT(TR_VIP_ACCEPTED_SECOND_CHANCE));
+	g = G;
+	g.hop_count = 3;
+	g.hops[1] = "10.99.0.50";
+	g.hops[2] = "10.99.0.51";
+	g.next_hop = 1;
+	n = gue_packet(pkt, &g, inner, il);
+	expect_local_why("migration: established flow at the secondary (3 hops, next_hop 1)", pkt,
+			 n, inner, il, TR_ACCEPTED_ESTABLISHED, BIT(TR_ACCEPTED_SECOND_CHANCE),
+			 BIT(TR_VIP_ACCEPTED_ESTABLISHED) | BIT(TR_VIP_ACCEPTED_SECOND_CHANCE));
+	g.next_hop = 2;
+	n = gue_packet(pkt, &g, inner, il);
+	expect_local_why(
+		"migration: established flow at the alternate primary (3 hops, next_hop 2)", pkt, n,
+		inner, il, TR_ACCEPTED_ESTABLISHED,
+		BIT(TR_ACCEPTED_SECOND_CHANCE) | BIT(TR_ACCEPTED_ALTERNATE_HASH),
+		BIT(TR_VIP_ACCEPTED_ESTABLISHED) | BIT(TR_VIP_ACCEPTED_SECOND_CHANCE) |
+			BIT(TR_VIP_ACCEPTED_ALTERNATE_HASH));
+	g.next_hop = 3;
+	n = gue_packet(pkt, &g, inner, il);
+	expect_local_why(
+		"migration: established flow at the alternate secondary (3 hops, next_hop 3)", pkt,
+		n, inner, il, TR_ACCEPTED_ESTABLISHED,
+		BIT(TR_ACCEPTED_SECOND_CHANCE) | BIT(TR_ACCEPTED_ALTERNATE_HASH),
+		BIT(TR_VIP_ACCEPTED_ESTABLISHED) | BIT(TR_VIP_ACCEPTED_SECOND_CHANCE) |
+			BIT(TR_VIP_ACCEPTED_ALTERNATE_HASH));
+
+	/* Not owned here: no second chance taken by this proxy, whatever hop it came as. */
+	il = tcp_packet(inner, 0, CLIENT, VIP, 44001, 82, 5, 6, F_ACK);
+	g = G;
+	g.next_hop = 1;
+	n = gue_packet(pkt, &g, inner, il);
+	expect_local_why("unknown flow arriving as the last hop (last resort)", pkt, n, inner, il,
+			 TR_ACCEPTED_LAST_RESORT, 0, BIT(TR_VIP_ACCEPTED_LAST_RESORT));
+	watch_forwarded = true;
+	n = gue_packet(pkt, &G, inner, il);
+	expect_forward("unknown flow to VIP:82, hops [alt] (counted for its VIP)", pkt, n, ALT,
+		       true);
+	watch_forwarded = false;
+	il = tcp_packet(inner, 0, CLIENT, VIP, 44002, 82, 1, 0, F_SYN);
+	n = gue_packet(pkt, &G, inner, il);
+	expect_local_why("SYN to VIP:82", pkt, n, inner, il, TR_ACCEPTED_SYN, 0,
+			 BIT(TR_VIP_ACCEPTED_SYN));
+
+	/* Another VIP's packets leave this one's counters alone. */
+	il = tcp_packet(inner, 0, CLIENT, VIP, 44003, 83, 1, 0, F_SYN);
+	n = gue_packet(pkt, &G, inner, il);
+	run(pkt, n, &r);
+	check(r.ret == TC_ACT_OK && vip_moved(&r, 0),
+	      "SYN to VIP:83 -> VIP:82's counters unchanged");
+
+	/* ICMP frag-needed about the local flow, as hop 1: the flow it quotes is VIP:82's. */
+	il = pmtu_packet_to(inner, 0, 82, cport);
+	g = G;
+	g.next_hop = 1;
+	n = gue_packet(pkt, &g, inner, il);
+	expect_local_why("ICMP frag-needed for a local flow, as hop 1", pkt, n, inner, il,
+			 TR_ACCEPTED_PMTU, BIT(TR_ACCEPTED_SECOND_CHANCE),
+			 BIT(TR_VIP_ACCEPTED_SECOND_CHANCE));
+
+	watch_vip(1, VIP6, 82);
+	il = tcp_packet(inner, 1, CLIENT6, VIP6, cport6, 82, 100, 200, F_ACK);
+	g = G;
+	g.next_hop = 1;
+	n = gue_packet(pkt, &g, inner, il);
+	expect_local_why("established IPv6 flow arriving as hop 1", pkt, n, inner, il,
+			 TR_ACCEPTED_ESTABLISHED, BIT(TR_ACCEPTED_SECOND_CHANCE),
+			 BIT(TR_VIP_ACCEPTED_ESTABLISHED) | BIT(TR_VIP_ACCEPTED_SECOND_CHANCE));
+	watch_vip(0, VIP, 80);
+
+	if (sfd >= 0)
+		close(sfd);
+	if (cfd >= 0)
+		close(cfd);
+	if (sfd6 >= 0)
+		close(sfd6);
+	if (cfd6 >= 0)
+		close(cfd6);
+	if (lfd >= 0)
+		close(lfd);
+	if (lfd6 >= 0)
+		close(lfd6);
+}
+
 /* ---- per-packet cost ---- */
 
 /*
@@ -655,6 +875,8 @@ void fixtures(void)
 		return;
 	prog_fd = bpf_program__fd(skel->progs.tide_redirect);
 	stats_fd = bpf_map__fd(skel->maps.tide_redirect_stats);
+	vips_fd = bpf_map__fd(skel->maps.tide_redirect_vips);
+	watch_vip(0, VIP, 80);
 	cfg.local_addrs[0] = ip4(PROXY);
 	cfg.local_addrs[1] = ip4(PROXY_ALIAS);
 	bpf_map_update_elem(bpf_map__fd(skel->maps.tide_redirect_config), &zero, &cfg, BPF_ANY);
@@ -663,6 +885,7 @@ void fixtures(void)
 	fixtures_simple();
 	fixtures_sockets();
 	fixtures_syncookie();
+	fixtures_second_chance();
 	bench();
 	tide_redirect_bpf__destroy(skel);
 }
