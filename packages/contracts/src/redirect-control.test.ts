@@ -7,10 +7,13 @@ import {
   REDIRECT_CONTROL_SOCKET_PATH,
   REDIRECT_DEFAULT_GUE_PORT,
   REDIRECT_MAX_LOCAL_ADDRESSES,
+  REDIRECT_MAX_VIPS,
   RedirectControlReply,
   RedirectControlRequest,
   RedirectCounters,
+  RedirectStatsResult,
   RedirectStatusResult,
+  RedirectVip,
   redirectControlJsonSchema,
   redirectControlReplies,
   type RedirectConfigResult,
@@ -47,6 +50,24 @@ const daemonStats =
   '"accepted_syn_cookie":0,"accepted_last_resort":0,"accepted_udp":0,"accepted_icmp":0,"accepted_pmtu":0,' +
   '"forwarded_to_self":0,"forwarded_to_alternate":0,"not_gue":4,"dropped_malformed":0,' +
   '"dropped_truncated":0,"forward_failed":0,"decap_failed":0}}}';
+/** The same from a tide-redirect with the why counters and the VIP map (captured from a run). */
+const daemonStatsWithVips =
+  '{"id":null,"ok":true,"result":{"counters":{"total":0,"accepted_syn":0,"accepted_established":0,' +
+  '"accepted_syn_cookie":0,"accepted_last_resort":0,"accepted_udp":0,"accepted_icmp":0,"accepted_pmtu":0,' +
+  '"forwarded_to_self":0,"forwarded_to_alternate":0,"not_gue":2,"dropped_malformed":0,' +
+  '"dropped_truncated":0,"forward_failed":0,"decap_failed":0,"accepted_second_chance":0,' +
+  '"accepted_alternate_hash":0},"vips":[]}}';
+
+const vipCounters = (n = 0) => ({
+  forwarded_to_alternate: n,
+  accepted_second_chance: n,
+  accepted_alternate_hash: n,
+  accepted_last_resort: n,
+  accepted_established: n,
+  accepted_syn: n,
+});
+const vip = { address: "10.201.0.10", port: 80, proto: "tcp", counters: vipCounters(3) };
+
 const daemonConfig =
   '{"id":null,"ok":true,"result":{"port":19524,"local_addresses":["10.9.0.1","10.9.0.7"]}}';
 const daemonError =
@@ -115,7 +136,7 @@ describe("RedirectControlRequest", () => {
 });
 
 describe("RedirectControlReply", () => {
-  it.each([daemonStatus, daemonStats, daemonConfig, daemonError])(
+  it.each([daemonStatus, daemonStats, daemonStatsWithVips, daemonConfig, daemonError])(
     "accepts the daemon's own line %s",
     (line) => {
       const parsed: unknown = JSON.parse(line);
@@ -176,6 +197,52 @@ describe("RedirectControlReply", () => {
   });
 });
 
+describe("RedirectStatsResult: the why counters and the VIPs", () => {
+  it("takes a reply of an older tide-redirect: no why counters, no vips", () => {
+    const parsed = redirectControlReplies.stats.parse(JSON.parse(daemonStats));
+    expect(parsed.ok && parsed.result.vips).toBeUndefined();
+    expect(parsed.ok && parsed.result.counters.accepted_second_chance).toBeUndefined();
+  });
+
+  it("takes the why counters and VIPs (IPv4 and IPv6, tcp and udp)", () => {
+    const result = {
+      counters: { ...counters(9), accepted_second_chance: 2, accepted_alternate_hash: 1 },
+      vips: [vip, { ...vip, address: "fd00:201::10", proto: "udp", port: 0 }],
+    };
+    expect(RedirectStatsResult.parse(result)).toEqual(result);
+  });
+
+  it.each<[string, unknown]>([
+    ["a port over 65535", { ...vip, port: 65536 }],
+    ["another protocol", { ...vip, proto: "sctp" }],
+    ["a host name", { ...vip, address: "vip.example" }],
+    ["a missing VIP counter", { ...vip, counters: { ...vipCounters(), accepted_syn: undefined } }],
+    ["an unknown VIP counter", { ...vip, counters: { ...vipCounters(), accepted_udp: 0 } }],
+    ["a negative VIP counter", { ...vip, counters: vipCounters(-1) }],
+  ])("rejects a VIP with %s", (_what, v) => {
+    expect(RedirectVip.safeParse(v).success).toBe(false);
+  });
+
+  it(`takes at most ${REDIRECT_MAX_VIPS} VIPs (the BPF map's size)`, () => {
+    const many = (n: number) => ({ counters: counters(), vips: Array.from({ length: n }, () => vip) });
+    expect(RedirectStatsResult.safeParse(many(REDIRECT_MAX_VIPS)).success).toBe(true);
+    expect(RedirectStatsResult.safeParse(many(REDIRECT_MAX_VIPS + 1)).success).toBe(false);
+  });
+
+  it("names the VIP counters as the C X-macro does, in its order", async () => {
+    const structs = await readFile(
+      new URL("../../../dataplane/redirect/tide_redirect_structs.h", import.meta.url),
+      "utf8",
+    );
+    const macro = (name: string) =>
+      [
+        ...(structs.split(`#define ${name}(X)`)[1]?.split(/\n\s*\n/)[0] ?? "").matchAll(/X\(\w+, (\w+)\)/g),
+      ].map((m) => m[1]);
+    expect(macro("TIDE_REDIRECT_VIP_COUNTERS")).toEqual(Object.keys(vipCounters()));
+    expect(macro("TIDE_REDIRECT_COUNTERS")).toEqual(Object.keys(RedirectCounters.shape));
+  });
+});
+
 describe("RedirectStatusResult", () => {
   it.each<[string, unknown]>([
     ["a local-time start", { ...statusResult, started_at: "2025-01-02T03:04:05+02:00" }],
@@ -203,6 +270,8 @@ describe("redirect-control.schema.json", () => {
         "RedirectStatsResult",
         "RedirectConfigResult",
         "RedirectCounters",
+        "RedirectVip",
+        "RedirectVipCounters",
       ]),
     );
   });

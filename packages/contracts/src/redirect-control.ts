@@ -32,6 +32,9 @@ export const REDIRECT_CONTROL_MAX_LINE_BYTES = CONTROL_MAX_LINE_BYTES;
 /** Most local IPv4 addresses the BPF program matches (TIDE_REDIRECT_MAX_LOCAL). */
 export const REDIRECT_MAX_LOCAL_ADDRESSES = 16;
 
+/** VIPs the BPF program counts one by one (TIDE_REDIRECT_MAX_VIPS); beyond, the least recent is evicted. */
+export const REDIRECT_MAX_VIPS = 1024;
+
 /** GUE UDP port unless configured otherwise (glb-director's). */
 export const REDIRECT_DEFAULT_GUE_PORT = GUE_PORT;
 
@@ -174,13 +177,70 @@ export const RedirectCounters = z
     dropped_truncated: Counter.describe("Dropped: shorter than its headers say"),
     forward_failed: Counter.describe("Dropped: no route to the next hop, or the rewrite failed"),
     decap_failed: Counter.describe("Dropped: the kernel refused to remove the outer headers"),
+    // The "why" counters: on top of a packet's one decision above (not part of total's sum).
+    // Optional: tide-redirect before them does not send them.
+    accepted_second_chance: Counter.optional().describe(
+      "Why, on top of the decision: accepted here because a local socket owns the flow " +
+        "(accepted_established, accepted_syn_cookie or accepted_pmtu) though the packet arrived as a " +
+        "hop (next_hop > 0), i.e. for a flow whose first hop is another proxy; absent from older tide-redirect",
+    ),
+    accepted_alternate_hash: Counter.optional().describe(
+      "Why: of accepted_second_chance, the packets that came through the alternate pair of a " +
+        "hash-field migration (hop_count 3, next_hop >= 2): flows still reaching their proxy by the " +
+        "old hash fields; absent from older tide-redirect",
+    ),
   })
-  .describe("Packet counters of the BPF program, summed over CPUs (u64; may exceed 2^53)")
+  .describe(
+    "Packet counters of the BPF program, summed over CPUs (u64; may exceed 2^53). Every GUE packet " +
+      "counts in total and in exactly one decision counter; accepted_second_chance and " +
+      "accepted_alternate_hash say why on top of that",
+  )
   .meta({ id: "RedirectCounters" });
 export type RedirectCounters = z.infer<typeof RedirectCounters>;
 
+export const RedirectVipCounters = z
+  .strictObject({
+    forwarded_to_alternate: Counter.describe("Packets of this VIP's flows sent on to the next hop"),
+    accepted_second_chance: Counter.describe(
+      "Packets of this VIP's flows accepted here as a hop (a local socket owns the flow)",
+    ),
+    accepted_alternate_hash: Counter.describe(
+      "Of those, the packets that came through the alternate pair of a hash-field migration",
+    ),
+    accepted_last_resort: Counter.describe("Packets of this VIP accepted with no owner and no hop left"),
+    accepted_established: Counter.describe("Packets of this VIP's flows a local socket owns"),
+    accepted_syn: Counter.describe("SYNs to this VIP (new connections landing here)"),
+  })
+  .describe(
+    "One VIP's packet counters, summed over CPUs: each counts the packets of the global counter of " +
+      "the same name that were for this VIP (inner TCP only)",
+  )
+  .meta({ id: "RedirectVipCounters" });
+export type RedirectVipCounters = z.infer<typeof RedirectVipCounters>;
+
+export const RedirectVip = z
+  .strictObject({
+    address: z.union([z.ipv4(), z.ipv6()]).describe("The inner packets' destination address (the VIP)"),
+    port: z.int().min(0).max(65535).describe("Their destination port"),
+    proto: z.enum(["tcp", "udp"]).describe("Their protocol"),
+    counters: RedirectVipCounters.describe("Its counters"),
+  })
+  .describe("One VIP (inner destination address, port, protocol) the program saw packets for")
+  .meta({ id: "RedirectVip" });
+export type RedirectVip = z.infer<typeof RedirectVip>;
+
 export const RedirectStatsResult = z
-  .strictObject({ counters: RedirectCounters.describe("Every counter, summed over all CPUs") })
+  .strictObject({
+    counters: RedirectCounters.describe("Every counter, summed over all CPUs"),
+    vips: z
+      .array(RedirectVip)
+      .max(REDIRECT_MAX_VIPS)
+      .optional()
+      .describe(
+        `Counters per VIP (at most ${REDIRECT_MAX_VIPS}, least recently used evicted), in no order; ` +
+          "absent from older tide-redirect",
+      ),
+  })
   .describe("stats result")
   .meta({ id: "RedirectStatsResult" });
 export type RedirectStatsResult = z.infer<typeof RedirectStatsResult>;
