@@ -122,7 +122,12 @@ export const TransitionPreview = z.object({
     ),
 });
 
-export const TransitionResult = z.object({ proxy: Proxy, tableVersion: TableVersionSummary });
+export const TransitionResult = z.object({
+  proxy: Proxy,
+  tableVersion: TableVersionSummary.nullable().describe(
+    "The version the change wrote; null when no proxy is left in rotation (only in a pool no director serves)",
+  ),
+});
 
 export const Paged = <T extends z.ZodType>(item: T) =>
   z.object({ items: z.array(item), nextCursor: z.string().nullable() });

@@ -72,7 +72,7 @@ describe("pools over the API", () => {
     expect(fourth.state).toBe("inactive");
     await api.proxies.fill({ proxyId: fourth.id });
     const activated = await api.proxies.activate({ proxyId: fourth.id });
-    expect(activated.tableVersion.version).toBe(5);
+    expect(activated.tableVersion!.version).toBe(5);
     const actions = (await api.audit.list({ poolId: pool.id, limit: 50 })).items.map((a) => a.action);
     expect(actions).toEqual(
       expect.arrayContaining([
@@ -199,13 +199,19 @@ describe("pools over the API", () => {
     const blocked = tideError(await api.pools.remove({ poolId: pool.id }).catch((e: unknown) => e));
     expect(blocked.code).toBe("conflict");
     expect(blocked.message).toContain("director-01.test");
-    expect(blocked.message).toContain(pool.proxies[0]!.id);
+    // The true next step, not "drain and deactivate" (which a served pool of 2 can never do).
+    expect(blocked.message).toContain("tidectl director unassign director-01.test www");
+    expect(blocked.message).not.toContain("deactivate");
     expect(blocked.details).toMatchObject({ directorIds: [director.id] });
     expect(await fleetSnapshot()).toEqual(before);
 
+    // No director serves it: its two active proxies no longer hold it back, and go with it.
     await api.directors.unassignPool({ directorId: director.id, poolId: pool.id });
-    const stillBusy = tideError(await api.pools.remove({ poolId: pool.id }).catch((e: unknown) => e));
-    expect(stillBusy.details).toMatchObject({ directorIds: [], proxyIds: pool.proxies.map((p) => p.id) });
+    const gone = await api.pools.remove({ poolId: pool.id, reason: "retired" });
+    expect(gone.removed).toEqual({ id: pool.id, name: "www" });
+    expect(await db.proxy.count({ where: { poolId: pool.id } })).toBe(0);
+    const goneAudit = await api.audit.list({ targetId: pool.id, outcome: "done", limit: 10 });
+    expect(goneAudit.items[0]).toMatchObject({ action: "pool.remove", reason: "retired" });
 
     const empty = await api.pools.create({ name: "spare", binds: [{ ...web, portStart: 8443 }] });
     const removed = await api.pools.remove({ poolId: empty.id, reason: "unused" });

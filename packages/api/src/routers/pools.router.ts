@@ -152,7 +152,7 @@ export const poolsRouter = router({
         method: "DELETE",
         path: "/pools/{poolId}",
         tags: ["pools"],
-        summary: "Remove a pool no director serves and whose proxies are all inactive",
+        summary: "Remove a pool no director serves, with its proxies (any state), binds and versions",
       },
     })
     .input(RemovePoolInput)

@@ -53,14 +53,14 @@ describe("proxy drain/fill through tRPC against PostgreSQL", () => {
       reason: "kernel upgrade",
     });
     expect(result.proxy.state).toBe("draining");
-    expect(result.tableVersion.version).toBe(2);
-    expect(result.tableVersion.actor).toBe(operator.email);
-    expect(result.tableVersion.reason).toBe("kernel upgrade");
+    expect(result.tableVersion!.version).toBe(2);
+    expect(result.tableVersion!.actor).toBe(operator.email);
+    expect(result.tableVersion!.reason).toBe("kernel upgrade");
 
     // The preview's diff is exactly what was applied.
     const diff = await api.tables.diff({
       fromVersionId: pool.currentVersion!.id,
-      toVersionId: result.tableVersion.id,
+      toVersionId: result.tableVersion!.id,
     });
     expect(diff.diff.rowsPrimaryChanged).toBe(preview.diff!.rowsPrimaryChanged);
     expect(diff.diff.rowsSecondaryChanged).toBe(preview.diff!.rowsSecondaryChanged);
@@ -72,7 +72,7 @@ describe("proxy drain/fill through tRPC against PostgreSQL", () => {
     const v1 = await db.tableVersion.findUniqueOrThrow({ where: { id: pool.currentVersion!.id } });
     expect(v1.contentHash).toBe(pool.currentVersion!.contentHash);
     const [decoded] = decodeGlbd(
-      (await db.tableVersion.findUniqueOrThrow({ where: { id: result.tableVersion.id } })).content,
+      (await db.tableVersion.findUniqueOrThrow({ where: { id: result.tableVersion!.id } })).content,
     );
     expect(decoded).toBeDefined();
 
@@ -82,7 +82,7 @@ describe("proxy drain/fill through tRPC against PostgreSQL", () => {
     expect(drain.before).toEqual({ state: "active" });
     expect(drain.after).toMatchObject({ state: "draining", tableVersion: 2 });
     expect(drain.reason).toBe("kernel upgrade");
-    expect(drain.tableVersionId).toBe(result.tableVersion.id);
+    expect(drain.tableVersionId).toBe(result.tableVersion!.id);
   });
 
   it("refuses invalid transitions with a reason and changes nothing", async () => {
@@ -101,7 +101,7 @@ describe("proxy drain/fill through tRPC against PostgreSQL", () => {
       expect((err as Error).message).toMatch(/it is active/);
     }
     // Two of three: keep at least two eligible.
-    const two = await makePool(db, "pair", 2);
+    const two = await makePool(db, "pair", 2, { served: true });
     const err = await api.proxies
       .transition({ proxyId: two.proxies[0]!.id, action: "drain" })
       .catch((e: unknown) => e);
@@ -110,9 +110,34 @@ describe("proxy drain/fill through tRPC against PostgreSQL", () => {
     expect((await snapshot(two.id)).versions).toBe(1);
   });
 
+  it("drains and deactivates every proxy of a pool no director serves; the last writes no version", async () => {
+    const operator = await makeUser(db, "operator");
+    const pool = await makePool(db, "retired", 3);
+    const api = callerFor(db, operator);
+    for (const p of pool.proxies) {
+      const r = await api.proxies.transition({ proxyId: p.id, action: "drain", reason: "retire" });
+      expect(r.proxy.state).toBe("draining");
+      expect(r.tableVersion).not.toBeNull();
+    }
+    const detail = await api.pools.get({ poolId: pool.id });
+    expect(detail.actions.filter((a) => a.action === "deactivate").every((a) => a.allowed)).toBe(true);
+    const versions: (number | null)[] = [];
+    for (const p of pool.proxies) {
+      const preview = await api.proxies.preview({ proxyId: p.id, action: "deactivate" });
+      expect(preview.allowed).toBe(true);
+      const r = await api.proxies.transition({ proxyId: p.id, action: "deactivate" });
+      versions.push(r.tableVersion?.version ?? null);
+    }
+    // v1 + 3 drains = v4; two deactivations v5, v6; the last leaves nothing to build.
+    expect(versions).toEqual([5, 6, null]);
+    expect((await snapshot(pool.id)).proxies.every((p) => p.state === "inactive")).toBe(true);
+    const audit = await api.audit.list({ targetId: pool.proxies[2]!.id, outcome: "done", limit: 1 });
+    expect(audit.items[0]).toMatchObject({ action: "proxy.deactivate" });
+  });
+
   it("lets exactly one of two concurrent conflicting drains win; the other gets a conflict", async () => {
     const operator = await makeUser(db, "operator");
-    const pool = await makePool(db, "web", 5);
+    const pool = await makePool(db, "web", 5, { served: true });
     const api = callerFor(db, operator);
     for (let round = 0; round < 5; round++) {
       const [a, b] = [pool.proxies[round % 5]!, pool.proxies[(round + 1) % 5]!];
@@ -199,7 +224,7 @@ describe("proxy drain/fill through tRPC against PostgreSQL", () => {
     expect(filled.proxy.state).toBe("filling");
     const diff = await api.tables.diff({
       fromVersionId: pool.currentVersion!.id,
-      toVersionId: filled.tableVersion.id,
+      toVersionId: filled.tableVersion!.id,
     });
     expect(diff.diff.shares.find((s) => s.address === "10.50.0.9")!.after.primary).toBeGreaterThan(0);
     await api.proxies.abort({ proxyId: added.id }); // abort the fill
@@ -220,19 +245,19 @@ describe("proxy drain/fill through tRPC against PostgreSQL", () => {
     const api = callerFor(db, operator);
     const sick = pool.proxies[2]!;
     const res = await api.proxies.setHealth({ proxyId: sick.id, healthy: false, reason: "http check 503" });
-    const rows = await api.tables.rows({ versionId: res.tableVersion.id });
+    const rows = await api.tables.rows({ versionId: res.tableVersion!.id });
     const primary = Buffer.from(rows.primary, "base64");
     expect(primary).toHaveLength(65536);
     const sickSlot = rows.backends.find((b) => b.proxyId === sick.id)!.slot;
     expect(primary.includes(sickSlot)).toBe(false);
     for (const src of ["198.51.100.7", "2001:db8::77"]) {
-      const e = await api.tables.explain({ versionId: res.tableVersion.id, srcAddr: src });
+      const e = await api.tables.explain({ versionId: res.tableVersion!.id, srcAddr: src });
       const slot = primary[e.row]!;
       expect(e.primary.address).toBe(rows.backends[slot]!.address);
       expect(e.outerSourcePort).toBeGreaterThanOrEqual(0x8000);
     }
     const bad = await api.tables
-      .explain({ versionId: res.tableVersion.id, srcAddr: "not-an-ip" })
+      .explain({ versionId: res.tableVersion!.id, srcAddr: "not-an-ip" })
       .catch((e: unknown) => e);
     expect(tideCode(bad)).toBe("bad_request");
   });

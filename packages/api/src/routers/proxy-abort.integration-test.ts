@@ -33,7 +33,7 @@ async function snapshot(poolId: string) {
 describe("abort drain through the API against PostgreSQL", () => {
   it("the pool says what is in progress and what is refused; abort puts the drained proxy back", async () => {
     const operator = await makeUser(db, "operator");
-    const pool = await makePool(db, "web", 4);
+    const pool = await makePool(db, "web", 4, { served: true });
     const api = callerFor(db, operator);
     const [first, target] = [pool.proxies[0]!, pool.proxies[1]!];
     await api.proxies.drain({ proxyId: target.id, reason: "kernel upgrade" });
@@ -68,12 +68,12 @@ describe("abort drain through the API against PostgreSQL", () => {
     });
     expect(aborted.proxy.state).toBe("active");
     expect(aborted.tableVersion).toMatchObject({ version: 3, reason: "wrong proxy" });
-    expect(aborted.tableVersion.cause).toContain("abort");
+    expect(aborted.tableVersion!.cause).toContain("abort");
 
     // Back to the table before the drain: the same rows as v1.
     const diff = await api.tables.diff({
       fromVersionId: pool.currentVersion!.id,
-      toVersionId: aborted.tableVersion.id,
+      toVersionId: aborted.tableVersion!.id,
     });
     expect(diff.diff.rowsChanged).toBe(0);
 
@@ -85,7 +85,7 @@ describe("abort drain through the API against PostgreSQL", () => {
       before: { state: "draining" },
       after: { state: "active", tableVersion: 3 },
       reason: "wrong proxy",
-      tableVersionId: aborted.tableVersion.id,
+      tableVersionId: aborted.tableVersion!.id,
     });
 
     const after = await api.pools.get({ poolId: pool.id });

@@ -127,7 +127,7 @@ export async function getPool(db: Db, poolId: string): Promise<PoolDetail> {
       poolIds: d.pools.map((x) => x.id),
     })),
     // The same checks the actions make, so the console disables what the API would refuse.
-    actions: planProxyActions(pool.proxies),
+    actions: planProxyActions(pool.proxies, { served: pool.directors.length > 0 }),
     changeInProgress: changeInProgress(pool.proxies),
   };
 }

@@ -457,9 +457,9 @@ export async function previewHashFields(
 }
 
 /**
- * Delete a pool, its binds and table versions (the audit log keeps its history). Only when nothing
- * can be serving it: no director assigned and every proxy inactive; otherwise a conflict naming
- * what is in the way.
+ * Delete a pool, its proxies, binds and table versions (the audit log keeps its history). Only
+ * when no director serves it: then no packet reaches its proxies through Tide, whatever their
+ * states, so nothing needs draining first. Otherwise a conflict naming the directors to unassign.
  */
 export async function removePool(
   db: Db,
@@ -479,23 +479,18 @@ export async function removePool(
         proxies: { select: proxySelect, orderBy: { slot: "asc" } },
       },
     });
-    const busy = pool.proxies.filter((p) => p.state !== "inactive");
-    if (pool.directors.length > 0 || busy.length > 0) {
-      const parts: string[] = [];
-      if (pool.directors.length > 0) {
-        parts.push(
-          `directors serve it (${pool.directors.map((d) => `${d.hostname} ${d.id}`).join(", ")}); unassign them`,
-        );
-      }
-      if (busy.length > 0) {
-        parts.push(
-          `proxies are not inactive (${busy.map((p) => `${p.hostname} ${p.id} ${p.state}`).join(", ")}); drain and deactivate them`,
-        );
-      }
-      throw new TideError("conflict", `Pool "${pool.name}" cannot be removed: ${parts.join("; ")}.`, {
-        directorIds: pool.directors.map((d) => d.id),
-        proxyIds: busy.map((p) => p.id),
-      });
+    if (pool.directors.length > 0) {
+      const names = pool.directors.map((d) => d.hostname);
+      throw new TideError(
+        "conflict",
+        `Pool "${pool.name}" cannot be removed: directors serve it (${pool.directors
+          .map((d) => `${d.hostname} ${d.id}`)
+          .join(", ")}). Unassign them first (Directors page, or ` +
+          `${names.map((n) => `tidectl director unassign ${n} ${pool.name}`).join("; ")}): that stops ` +
+          `the pool's traffic and breaks its connections. Drain its proxies first if they still serve ` +
+          `clients; then remove the pool.`,
+        { directorIds: pool.directors.map((d) => d.id) },
+      );
     }
     await tx.proxy.deleteMany({ where: { poolId: pool.id } });
     await tx.pool.delete({ where: { id: pool.id } });
@@ -509,7 +504,7 @@ export async function removePool(
         name: pool.name,
         hashFields: pool.hashFields,
         binds: pool.binds.map(bindLabel),
-        proxies: pool.proxies.map((p) => `${p.hostname} ${p.address}`),
+        proxies: pool.proxies.map((p) => `${p.hostname} ${p.address} ${p.state}`),
       },
       reason: input.reason ?? "",
     });

@@ -104,6 +104,28 @@ describe("proxy state machine", () => {
     expect(plan.ok).toBe(true);
   });
 
+  it("lets a pool no director serves drain and deactivate every proxy, and shows it", () => {
+    const unserved = { served: false };
+    let proxies = pool("active", "active", "active");
+    for (const id of ["prx_0", "prx_1", "prx_2"]) {
+      const drained = planTransition(proxies, id, "drain", unserved);
+      expect(drained.ok).toBe(true);
+      if (drained.ok) proxies = drained.next;
+    }
+    expect(proxies.map((p) => p.state)).toEqual(["draining", "draining", "draining"]);
+    for (const id of ["prx_0", "prx_1", "prx_2"]) {
+      const off = planTransition(proxies, id, "deactivate", unserved);
+      expect(off.ok).toBe(true);
+      if (off.ok) proxies = off.next;
+    }
+    expect(proxies.every((p) => p.state === "inactive")).toBe(true);
+    // The same pool served: the second drain is refused, and the actions say so.
+    const served = planTransition(pool("draining", "active", "active"), "prx_1", "drain");
+    expect(served.ok).toBe(false);
+    const options = planProxyActions(pool("draining", "active", "active"), unserved);
+    expect(options.filter((o) => o.action === "drain").every((o) => o.allowed)).toBe(true);
+  });
+
   it("lets a single-proxy pool drain (no 2-eligible rule below two proxies)", () => {
     expect(planTransition(pool("active"), "prx_0", "drain").ok).toBe(true);
   });

@@ -17,6 +17,16 @@ export interface PlannedProxy {
   state: ProxyState;
 }
 
+/**
+ * Whether a director serves the pool. The invariants protect traffic: a pool no director serves
+ * receives no packet through Tide, so its proxies may all drain, and be deactivated, to zero.
+ */
+export interface PoolServing {
+  served: boolean;
+}
+
+const SERVED: PoolServing = { served: true };
+
 export type Plan<P extends PlannedProxy> =
   | { ok: true; transition: ProxyTransition; from: ProxyState; to: ProxyState; next: P[] }
   | { ok: false; error: TideError };
@@ -32,12 +42,15 @@ function describe(p: PlannedProxy): string {
  *  2. a pool with at least 2 proxies keeps at least 2 eligible (active or filling) — a change may
  *     not take it below 2 (a pool that is already below, e.g. while its second proxy is added,
  *     may only move towards 2).
+ * Neither applies to a pool no director serves (`serving.served` false).
  */
 export function checkPoolInvariants(
   before: readonly PlannedProxy[],
   after: readonly PlannedProxy[],
   changedId: string | null,
+  serving: PoolServing = SERVED,
 ): TideError | null {
+  if (!serving.served) return null;
   const notActive = after.filter((p) => p.state !== "active");
   if (notActive.length > 1) {
     const others = notActive.filter((p) => p.id !== changedId);
@@ -45,7 +58,8 @@ export function checkPoolInvariants(
     return new TideError(
       "conflict",
       `Another proxy of this pool is ${blocking.state}: ${describe(blocking)}. ` +
-        `A pool may have only one proxy that is not active; finish or abort that change first.`,
+        `A pool that directors serve may have only one proxy that is not active; finish or abort ` +
+        `that change first (or unassign the pool's directors, if it is being taken out of service).`,
       { blockingProxyId: blocking.id, blockingHostname: blocking.hostname, blockingState: blocking.state },
     );
   }
@@ -55,7 +69,8 @@ export function checkPoolInvariants(
     return new TideError(
       "invariant_violation",
       `This would leave ${eligibleAfter} eligible (active or filling) prox${eligibleAfter === 1 ? "y" : "ies"} ` +
-        `in a pool of ${after.length}; a pool with 2 or more proxies must keep at least 2. Add or fill another proxy first.`,
+        `in a pool of ${after.length}; a pool with 2 or more proxies must keep at least 2 while directors serve it. ` +
+        `Add or fill another proxy first (or unassign the pool's directors, if it is being taken out of service).`,
       { eligibleBefore, eligibleAfter },
     );
   }
@@ -70,6 +85,7 @@ export function planTransition<P extends PlannedProxy>(
   proxies: readonly P[],
   proxyId: string,
   action: ProxyAction,
+  serving: PoolServing = SERVED,
 ): Plan<P> {
   const proxy = proxies.find((p) => p.id === proxyId);
   if (!proxy) return { ok: false, error: new TideError("not_found", `Proxy ${proxyId} does not exist.`) };
@@ -88,7 +104,7 @@ export function planTransition<P extends PlannedProxy>(
     };
   }
   const next = proxies.map((p) => (p.id === proxyId ? { ...p, state: t.to } : p));
-  const violation = checkPoolInvariants(proxies, next, proxyId);
+  const violation = checkPoolInvariants(proxies, next, proxyId, serving);
   if (violation) return { ok: false, error: violation };
   return { ok: true, transition: t, from: t.from, to: t.to, next };
 }
@@ -98,10 +114,13 @@ export function planTransition<P extends PlannedProxy>(
  * exact check the action itself makes (planTransition), so the console disables a button for the
  * reason the API would refuse with. Pure.
  */
-export function planProxyActions(proxies: readonly PlannedProxy[]): ProxyActionOption[] {
+export function planProxyActions(
+  proxies: readonly PlannedProxy[],
+  serving: PoolServing = SERVED,
+): ProxyActionOption[] {
   return proxies.flatMap((p) =>
     allowedTransitions(p.state).map((t) => {
-      const plan = planTransition(proxies, p.id, t.action);
+      const plan = planTransition(proxies, p.id, t.action, serving);
       const details = plan.ok ? undefined : plan.error.details;
       const blockingId = typeof details?.blockingProxyId === "string" ? details.blockingProxyId : null;
       return {

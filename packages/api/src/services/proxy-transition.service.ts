@@ -5,7 +5,7 @@ import {
   type ProxyState,
   type TableVersionSummary,
 } from "@tide/contracts";
-import { proxySelect, type Db } from "@tide/db";
+import { type Prisma, proxySelect, type Db } from "@tide/db";
 import { actorRef, type Actor } from "../auth/actor";
 import { recordAudit } from "./audit.service";
 import { toProxy, toVersionSummary } from "./fleet.service";
@@ -15,6 +15,7 @@ import {
   currentTableOf,
   diffPoolTables,
   insertTableVersion,
+  isBuildable,
   type PoolTableDiff,
 } from "./table.service";
 import { lockPool, TRANSACTION_OPTIONS } from "./pool-lock";
@@ -27,6 +28,12 @@ export interface TransitionPreview {
   to: ProxyState | null;
   diff: PoolTableDiff | null;
   basedOnVersion: number | null;
+}
+
+/** Whether any director serves the pool (the pool invariants apply only then). */
+async function servingOf(db: Db | Prisma.TransactionClient, poolId: string) {
+  const n = await db.director.count({ where: { pools: { some: { id: poolId } } } });
+  return { served: n > 0 };
 }
 
 async function proxyOrThrow(db: Db, proxyId: string) {
@@ -49,7 +56,7 @@ export async function previewTransition(
     select: proxySelect,
     orderBy: { slot: "asc" },
   });
-  const plan = planTransition(proxies, proxy.id, input.action);
+  const plan = planTransition(proxies, proxy.id, input.action, await servingOf(db, proxy.poolId));
   const current = await currentTableOf(db, proxy.poolId);
   const basedOnVersion = current?.summary.version ?? null;
   if (!plan.ok) {
@@ -63,14 +70,15 @@ export async function previewTransition(
       basedOnVersion,
     };
   }
-  const next = await buildPoolTable(db, proxy.poolId, plan.next);
+  // No proxy left in rotation (a pool no director serves, drained to zero): no table to diff.
+  const next = isBuildable(plan.next) ? await buildPoolTable(db, proxy.poolId, plan.next) : null;
   return {
     allowed: true,
     refusal: null,
     proxy: toProxy(proxy),
     from: plan.from,
     to: plan.to,
-    diff: current ? diffPoolTables(current, next) : null,
+    diff: current && next ? diffPoolTables(current, next) : null,
     basedOnVersion,
   };
 }
@@ -91,7 +99,7 @@ export async function transitionProxy(
     reason?: string | undefined;
     expectedVersion?: number | null | undefined;
   },
-): Promise<{ proxy: Proxy; tableVersion: TableVersionSummary }> {
+): Promise<{ proxy: Proxy; tableVersion: TableVersionSummary | null }> {
   const { poolId } = await proxyOrThrow(db, input.proxyId);
   return db.$transaction(async (tx) => {
     await lockPool(tx, poolId);
@@ -116,7 +124,7 @@ export async function transitionProxy(
       select: proxySelect,
       orderBy: { slot: "asc" },
     });
-    const plan = planTransition(proxies, input.proxyId, input.action);
+    const plan = planTransition(proxies, input.proxyId, input.action, await servingOf(tx, poolId));
     if (!plan.ok) throw plan.error;
     const before = proxies.find((p) => p.id === input.proxyId)!;
     const action = plan.transition.action;
@@ -125,13 +133,17 @@ export async function transitionProxy(
       data: { state: plan.to, stateChangedAt: new Date() },
       select: proxySelect,
     });
-    const version = await insertTableVersion(tx, {
-      poolId,
-      proxies: plan.next,
-      cause: `${action} ${updated.hostname}: ${plan.from} -> ${plan.to}`,
-      reason: input.reason ?? "",
-      actor: actorRef(actor),
-    });
+    // The last proxy of a pool no director serves leaves the rotation: nothing to build, and the
+    // last version stays (as when proxies are removed).
+    const version = isBuildable(plan.next)
+      ? await insertTableVersion(tx, {
+          poolId,
+          proxies: plan.next,
+          cause: `${action} ${updated.hostname}: ${plan.from} -> ${plan.to}`,
+          reason: input.reason ?? "",
+          actor: actorRef(actor),
+        })
+      : null;
     await recordAudit(tx, {
       ...actorRef(actor),
       action: `proxy.${action}`,
@@ -139,10 +151,14 @@ export async function transitionProxy(
       targetId: updated.id,
       poolId,
       before: { state: before.state },
-      after: { state: updated.state, tableVersion: version.version, contentHash: version.contentHash },
+      after: {
+        state: updated.state,
+        tableVersion: version?.version ?? null,
+        contentHash: version?.contentHash ?? null,
+      },
       reason: input.reason ?? "",
-      tableVersionId: version.id,
+      tableVersionId: version?.id ?? null,
     });
-    return { proxy: toProxy(updated), tableVersion: toVersionSummary(version) };
+    return { proxy: toProxy(updated), tableVersion: version ? toVersionSummary(version) : null };
   }, TRANSACTION_OPTIONS);
 }

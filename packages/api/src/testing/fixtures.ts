@@ -39,7 +39,14 @@ export async function makeUser(
   };
 }
 
-export async function makePool(db: Db, name: string, proxyCount: number) {
+/**
+ * A pool with proxyCount active proxies. `served`: a director (`<name>-director`) serves it, so
+ * the pool invariants apply to its proxies (they protect traffic, which needs a director).
+ */
+export async function makePool(db: Db, name: string, proxyCount: number, opts: { served?: boolean } = {}) {
+  const directorIds = opts.served
+    ? [(await db.director.create({ data: { id: newId("director"), hostname: `${name}-director` } })).id]
+    : [];
   return createPool(db, systemActorRef("test"), {
     name,
     binds: [{ address: "203.0.113.10", proto: "tcp", portStart: 443 }],
@@ -47,6 +54,7 @@ export async function makePool(db: Db, name: string, proxyCount: number) {
       address: `10.99.${name.length}.${i + 1}`,
       hostname: `${name}-proxy-${i + 1}`,
     })),
+    directorIds,
   });
 }
 

@@ -10,7 +10,7 @@ import { useTRPC } from "~/trpc/react";
 import styles from "./pool-admin.module.css";
 import { useInvalidateFleet } from "./use-invalidate-fleet";
 
-/** Delete a pool; the API refuses while a director serves it or a proxy is not inactive, and says which. */
+/** Delete a pool; the API refuses while a director serves it, and says which to unassign. */
 export function DeletePool({ pool }: { pool: PoolDetail }) {
   const trpc = useTRPC();
   const router = useRouter();
@@ -31,13 +31,13 @@ export function DeletePool({ pool }: { pool: PoolDetail }) {
       </header>
       <div className={`body ${styles.form}`}>
         <p className={styles.note}>
-          Only a pool no director serves and whose proxies are all inactive can be deleted. Its history stays
-          in the audit log.
+          Only a pool no director serves can be deleted: unassign its directors first (that stops its
+          traffic), then its proxies, in any state, go with it. Its history stays in the audit log.
         </p>
         <div className={styles.actions}>
           <ConfirmAction
             label="Delete pool"
-            question={`Delete ${pool.name}, its binds and its table versions?`}
+            question={`Delete ${pool.name}, its ${pool.proxies.length} prox${pool.proxies.length === 1 ? "y" : "ies"}, binds and table versions?`}
             confirmLabel="Delete"
             onConfirm={() => remove.mutate({ poolId: pool.id })}
             pending={remove.isPending}

@@ -14,8 +14,16 @@ export function TransitionResult({
   poolId: string;
   hostname: string;
   state: ProxyState;
-  version: TableVersionSummary;
+  version: TableVersionSummary | null;
 }) {
+  if (!version) {
+    return (
+      <div className={styles.result} role="status" data-testid="transition-result">
+        {hostname} is now <StateBadge state={state} />. No proxy is left in rotation, so no table
+        version was written; no director serves this pool.
+      </div>
+    );
+  }
   return (
     <div
       className={styles.result}

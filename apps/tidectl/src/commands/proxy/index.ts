@@ -33,12 +33,14 @@ function action(name: ProxyAction, summary: string): Command {
     async run({ api, args, values }) {
       const id = await proxyId(api, args[0]!);
       const reason = stringOption(values, "reason");
-      const r = await api.request<{ proxy: ProxyReply; tableVersion: TableVersionReply }>(
+      const r = await api.request<{ proxy: ProxyReply; tableVersion: TableVersionReply | null }>(
         "POST",
         `/proxies/${id}/${name}`,
         reason === undefined ? {} : { reason },
       );
-      return { reply: r, text: `${proxyLine(r.proxy)}; ${versionLine(r.tableVersion)}\n` };
+      // null: the last proxy of a pool no director serves left the rotation (nothing to build).
+      const version = r.tableVersion ? versionLine(r.tableVersion) : "no table version (none in rotation)";
+      return { reply: r, text: `${proxyLine(r.proxy)}; ${version}\n` };
     },
   });
 }
