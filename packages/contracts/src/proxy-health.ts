@@ -144,6 +144,12 @@ export const AgentHealthReply = z
 export type AgentHealthReply = z.infer<typeof AgentHealthReply>;
 
 export const HEALTH_REPORT_EVERY_MS = 5_000;
+/**
+ * Flaps counted over this window: each automatic health change of a proxy in it doubles the hold
+ * before the proxy may return to healthy (services/proxy-health.plan.ts). Here, not in the plan,
+ * because the pool page says it too ("flapped 3 times in the last 10 min").
+ */
+export const FLAP_WINDOW_MS = 10 * 60_000;
 /** A director's view older than this is not counted (its agent went silent). */
 export const HEALTH_VIEW_STALE_AFTER_MS = 3 * HEALTH_REPORT_EVERY_MS;
 
@@ -172,6 +178,25 @@ export const PoolHealth = z
         pinned: z.boolean().nullable(),
         reason: z.string(),
         changedAt: z.iso.datetime(),
+        recentFlips: z
+          .int()
+          .min(0)
+          .describe("Automatic health changes in the last FLAP_WINDOW_MS; each doubles the recovery hold"),
+        held: z
+          .boolean()
+          .describe(
+            "Unhealthy, its checks pass on a majority of directors, but it waits out a recovery hold after flapping",
+          ),
+        heldUntil: z.iso
+          .datetime()
+          .nullable()
+          .describe("When held: the time it returns to healthy if its checks still pass; null when not held"),
+        holdReason: z
+          .string()
+          .nullable()
+          .describe(
+            "When held, why: 'up on 2 of 2 directors (…), held until …: flapped 3 times in the last 10 min'",
+          ),
         views: z.array(DirectorHealthView).describe("Each serving director's view"),
       }),
     ),

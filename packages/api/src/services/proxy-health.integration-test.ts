@@ -169,7 +169,85 @@ describe("proxy health from the directors' checks", () => {
       timeoutMs: 5_000,
     });
     expect(await f.health()).toEqual(["up", "up", "up"]);
-    expect((await f.latest()).cause).toBe("health: www-proxy-1 up");
+    expect((await f.latest()).cause).toBe("health: www-proxy-1 up (hold released)");
+  });
+
+  it("answers, over tRPC and REST, which proxy is held, until when, after how many flips, and why", async () => {
+    const f = await fleet();
+    const t0 = new Date();
+    const at = (ms: number) => new Date(t0.getTime() + ms);
+    // Down (flip 1), back up after its 10 s hold (flip 2), down again (flip 3): the next hold is
+    // RECOVER_HOLD_MS x 2^3 = 40 s from the last fall.
+    await f.report("dir-a", [f.view(0, false)], t0);
+    await f.report("dir-b", [f.view(0, false)], t0);
+    const upAt = (ms: number) => ({ ...f.view(0, true), since: at(ms).toISOString() });
+    await f.report("dir-a", [upAt(2 * RECOVER_HOLD_MS)], at(2 * RECOVER_HOLD_MS));
+    await f.report("dir-b", [upAt(2 * RECOVER_HOLD_MS)], at(2 * RECOVER_HOLD_MS));
+    expect(await f.health()).toEqual(["up", "up", "up"]);
+    const fall = at(2 * RECOVER_HOLD_MS + 1_000);
+    await f.report("dir-a", [f.view(0, false)], fall);
+    await f.report("dir-b", [f.view(0, false)], fall);
+    const rise = at(2 * RECOVER_HOLD_MS + 9_000);
+    await f.report("dir-a", [upAt(2 * RECOVER_HOLD_MS + 8_000)], rise);
+    await f.report("dir-b", [upAt(2 * RECOVER_HOLD_MS + 8_000)], rise);
+    expect(await f.health()).toEqual(["down", "up", "up"]);
+
+    const until = new Date(fall.getTime() + 8 * RECOVER_HOLD_MS);
+    const clock = `${until.toISOString().slice(11, 19)}Z`;
+    const h = await poolHealth(db, f.pool.id, rise);
+    expect(h.proxies.map((p) => [p.hostname, p.healthy, p.held, p.recentFlips])).toEqual([
+      ["www-proxy-1", false, true, 3],
+      ["www-proxy-2", true, false, 0],
+      ["www-proxy-3", true, false, 0],
+    ]);
+    expect(h.proxies[0]).toMatchObject({
+      heldUntil: until.toISOString(),
+      holdReason: `up on 2 of 2 directors (dir-a, dir-b), held until ${clock}: flapped 3 times in the last 10 min`,
+    });
+    expect(h.proxies[1]).toMatchObject({ held: false, heldUntil: null, holdReason: null });
+
+    // The same answer through the routes the pool page and scripts use (now: a real clock, so the
+    // hold, 40 s long from a fall a few seconds in the future, still runs).
+    const trpc = (await f.api.pools.health({ poolId: f.pool.id })).proxies[0]!;
+    expect(trpc).toMatchObject({ held: true, heldUntil: until.toISOString(), recentFlips: 3 });
+    const token = (await f.api.tokens.create({ name: "reader", scopes: ["read"] })).token;
+    const rest = await restCall(db, "GET", `/pools/${f.pool.id}/health`, { token });
+    expect(rest.status).toBe(200);
+    expect((rest.body?.["proxies"] as Record<string, unknown>[])[0]).toMatchObject({
+      held: true,
+      heldUntil: until.toISOString(),
+      recentFlips: 3,
+      holdReason: expect.stringContaining("flapped 3 times"),
+    });
+
+    // At the hold's end it returns, and the version and the audit say it was released from a hold.
+    // (dir-b reports a moment before, so that both views are fresh at `until`; it is still held then.)
+    const stillHeld = await f.report(
+      "dir-b",
+      [upAt(2 * RECOVER_HOLD_MS + 8_000)],
+      at(-1 + until.getTime() - t0.getTime()),
+    );
+    expect(stillHeld.changed).toEqual([]);
+    const released = await f.report("dir-a", [upAt(2 * RECOVER_HOLD_MS + 8_000)], until);
+    expect(released.changed).toEqual([
+      {
+        proxyId: f.proxies[0]!.id,
+        healthy: true,
+        reason: `up on 2 of 2 directors (dir-a, dir-b); released from a hold until ${clock} (flapped 3 times in the last 10 min)`,
+      },
+    ]);
+    expect((await f.latest()).cause).toBe("health: www-proxy-1 up (hold released)");
+    const audit = await db.auditEvent.findFirstOrThrow({
+      where: { action: HEALTH_ACTION, targetId: f.proxies[0]!.id },
+      orderBy: { createdAt: "desc" },
+    });
+    expect(audit.after).toMatchObject({ healthy: true, releasedFromHold: until.toISOString() });
+    expect((await poolHealth(db, f.pool.id, until)).proxies[0]).toMatchObject({
+      healthy: true,
+      held: false,
+      heldUntil: null,
+      recentFlips: 4,
+    });
   });
 
   it("opens findings that say which path is broken, keeps them from diagnostics, and resolves them", async () => {

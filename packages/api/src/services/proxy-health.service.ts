@@ -19,6 +19,7 @@ import {
   FLAP_WINDOW_MS,
   freshViews,
   isDecision,
+  isHold,
   planProxyHealth,
   type DirectorView,
   type HealthDecision,
@@ -140,28 +141,9 @@ export async function reconcilePoolHealth(
     const views = await tx.proxyHealthView.findMany({
       where: { proxyId: { in: proxies.map((p) => p.id) }, directorId: { in: [...directorName.keys()] } },
     });
-    const flips = await tx.auditEvent.groupBy({
-      by: ["targetId"],
-      where: {
-        action: HEALTH_ACTION,
-        actorKind: "system",
-        targetType: "proxy",
-        poolId,
-        createdAt: { gt: new Date(now.getTime() - FLAP_WINDOW_MS) },
-      },
-      _count: { _all: true },
-    });
-    const flipCount = new Map(flips.map((f) => [f.targetId, f._count._all]));
+    const flipCount = await recentFlipCounts(tx, poolId, now);
     const decisions: HealthDecision[] = [];
-    const viewsOf = (proxyId: string): DirectorView[] =>
-      views
-        .filter((v) => v.proxyId === proxyId)
-        .map((v) => ({
-          director: directorName.get(v.directorId) ?? v.directorId,
-          up: v.up,
-          reportedAt: v.reportedAt,
-          checks: StoredChecks.safeParse(v.checks).data ?? [],
-        }));
+    const viewsOf = (proxyId: string): DirectorView[] => planViews(views, proxyId, directorName);
     for (const p of proxies) {
       const input: ProxyHealthInput = {
         proxyId: p.id,
@@ -174,7 +156,7 @@ export async function reconcilePoolHealth(
       };
       const d = planProxyHealth(input, now);
       if (isDecision(d)) decisions.push(d);
-      else if (d !== null && (holdUntil === null || d.until < holdUntil)) holdUntil = d.until;
+      else if (isHold(d) && (holdUntil === null || d.until < holdUntil)) holdUntil = d.until;
     }
     if (decisions.length === 0) return [];
     const decided = new Map(decisions.map((d) => [d.proxyId, d]));
@@ -189,8 +171,10 @@ export async function reconcilePoolHealth(
         data: { healthy: p.healthy, healthReason: p.healthReason, healthChangedAt: now },
       });
     }
+    // "www-proxy-1 up (hold released)": the version list says a recovery waited out a flap hold.
     const names = (d: HealthDecision) =>
-      `${proxies.find((p) => p.id === d.proxyId)!.hostname} ${d.healthy ? "up" : "down"}`;
+      `${proxies.find((p) => p.id === d.proxyId)!.hostname} ${d.healthy ? "up" : "down"}` +
+      (d.releasedFromHold !== null ? " (hold released)" : "");
     const version = isBuildable(after)
       ? await insertTableVersion(tx, {
           poolId,
@@ -217,6 +201,7 @@ export async function reconcilePoolHealth(
           reason: d.reason,
           failing: d.failing,
           pinned: d.pinned,
+          releasedFromHold: d.releasedFromHold?.toISOString() ?? null,
           tableVersion: version?.version ?? null,
         },
         reason: d.reason.slice(0, 500),
@@ -243,6 +228,54 @@ export async function reconcilePoolHealth(
   }, TRANSACTION_OPTIONS);
   if (holdUntil !== null) recheckAt(db, poolId, holdUntil);
   return changed;
+}
+
+/**
+ * Health changes per proxy of a pool in the last FLAP_WINDOW_MS (each doubles the recovery hold):
+ * the audit events HEALTH_ACTOR wrote, which include the change a pin makes (operators' pin events
+ * themselves, proxy.health_pin, do not count).
+ */
+async function recentFlipCounts(
+  db: Pick<Db, "auditEvent">,
+  poolId: string,
+  now: Date,
+): Promise<Map<string | null, number>> {
+  const flips = await db.auditEvent.groupBy({
+    by: ["targetId"],
+    where: {
+      action: HEALTH_ACTION,
+      actorKind: "system",
+      targetType: "proxy",
+      poolId,
+      createdAt: { gt: new Date(now.getTime() - FLAP_WINDOW_MS) },
+    },
+    _count: { _all: true },
+  });
+  return new Map(flips.map((f) => [f.targetId, f._count._all]));
+}
+
+/** One proxy's stored views as the plan reads them, each named by its director. */
+function planViews(
+  views: readonly {
+    proxyId: string;
+    directorId: string;
+    up: boolean | null;
+    since: Date | null;
+    reportedAt: Date;
+    checks: unknown;
+  }[],
+  proxyId: string,
+  directorName: ReadonlyMap<string, string>,
+): DirectorView[] {
+  return views
+    .filter((v) => v.proxyId === proxyId)
+    .map((v) => ({
+      director: directorName.get(v.directorId) ?? v.directorId,
+      up: v.up,
+      since: v.since,
+      reportedAt: v.reportedAt,
+      checks: StoredChecks.safeParse(v.checks).data ?? [],
+    }));
 }
 
 /** Pools with a re-check pending in this process: its time and timer. */
@@ -336,28 +369,54 @@ export async function poolHealth(db: Db, poolId: string, now = new Date()): Prom
   const views = await db.proxyHealthView.findMany({
     where: { proxyId: { in: pool.proxies.map((p) => p.id) }, directorId: { in: [...directorName.keys()] } },
   });
+  const flipCount = await recentFlipCounts(db, pool.id, now);
+  // The plan that reconcilePoolHealth runs, run here to see holds: a proxy whose checks pass but
+  // that must wait is "held until …", not merely unhealthy beside passing checks.
+  const holdOf = (p: (typeof pool.proxies)[number], recentFlips: number) => {
+    const d = planProxyHealth(
+      {
+        proxyId: p.id,
+        hostname: p.hostname,
+        healthy: p.healthy,
+        pinned: p.healthPinned,
+        changedAt: p.healthChangedAt,
+        recentFlips,
+        views: planViews(views, p.id, directorName),
+      },
+      now,
+    );
+    return isHold(d) ? d : null;
+  };
   return {
     poolId: pool.id,
     check: poolHealthCheck(pool.healthCheck),
     failOpen: failsOpen(pool.proxies),
-    proxies: pool.proxies.map((p) => ({
-      proxyId: p.id,
-      hostname: p.hostname,
-      healthy: p.healthy,
-      pinned: p.healthPinned,
-      reason: p.healthReason,
-      changedAt: p.healthChangedAt.toISOString(),
-      views: views
-        .filter((v) => v.proxyId === p.id)
-        .map((v) => ({
-          director: directorName.get(v.directorId) ?? v.directorId,
-          up: v.up,
-          since: v.since?.toISOString() ?? null,
-          reportedAt: v.reportedAt.toISOString(),
-          stale: now.getTime() - v.reportedAt.getTime() > HEALTH_VIEW_STALE_AFTER_MS,
-          checks: StoredChecks.safeParse(v.checks).data ?? [],
-        }))
-        .sort((a, b) => a.director.localeCompare(b.director)),
-    })),
+    proxies: pool.proxies.map((p) => {
+      const recentFlips = flipCount.get(p.id) ?? 0;
+      const hold = holdOf(p, recentFlips);
+      return {
+        proxyId: p.id,
+        hostname: p.hostname,
+        healthy: p.healthy,
+        pinned: p.healthPinned,
+        reason: p.healthReason,
+        changedAt: p.healthChangedAt.toISOString(),
+        recentFlips,
+        held: hold !== null,
+        heldUntil: hold?.until.toISOString() ?? null,
+        holdReason: hold?.reason ?? null,
+        views: views
+          .filter((v) => v.proxyId === p.id)
+          .map((v) => ({
+            director: directorName.get(v.directorId) ?? v.directorId,
+            up: v.up,
+            since: v.since?.toISOString() ?? null,
+            reportedAt: v.reportedAt.toISOString(),
+            stale: now.getTime() - v.reportedAt.getTime() > HEALTH_VIEW_STALE_AFTER_MS,
+            checks: StoredChecks.safeParse(v.checks).data ?? [],
+          }))
+          .sort((a, b) => a.director.localeCompare(b.director)),
+      };
+    }),
   };
 }
