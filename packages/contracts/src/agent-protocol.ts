@@ -2,7 +2,7 @@ import { z } from "zod";
 import { HealthCheckJob } from "./proxy-health";
 import { DirectorCounters } from "./director-control";
 import { HostId, ObservationBatch, ProbeAvailability } from "./observations";
-import { RedirectCounters } from "./redirect-control";
+import { REDIRECT_MAX_VIPS, RedirectCounters, RedirectVip } from "./redirect-control";
 
 /**
  * tide-agent <-> console. The agent authenticates with a host token (`Authorization: Bearer
@@ -34,6 +34,22 @@ export const DataPlaneState = z
       .describe("Director: content hash served per pool name (empty for tide-redirect)"),
     directorCounters: DirectorCounters.nullable().describe("Director totals (absolute), if a director"),
     redirectCounters: RedirectCounters.nullable().describe("tide-redirect counters (absolute), if a proxy"),
+    redirectVips: z
+      .array(RedirectVip)
+      .max(REDIRECT_MAX_VIPS)
+      .nullable()
+      .optional()
+      .describe(
+        "tide-redirect counters per VIP (absolute), if a proxy whose tide-redirect reports them; " +
+          "absent from older agents, null when not read",
+      ),
+    countersReadAt: z.iso
+      .datetime()
+      .optional()
+      .describe(
+        "When the counters above were read (RFC 3339, UTC): rates are taken between two readings, not " +
+          "between batches, which may carry the same reading twice; absent from older agents",
+      ),
   })
   .describe("The local data plane as the agent sees it");
 export type DataPlaneState = z.infer<typeof DataPlaneState>;

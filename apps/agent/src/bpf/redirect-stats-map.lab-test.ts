@@ -2,10 +2,11 @@
  * tide-redirect's pinned stats map read through npm `bpf` (root; dataplane/build/tide-redirect):
  * a real tide-redirect with --pin-dir on a veth in its own namespace pair, a few GUE-port
  * datagrams from the peer, then the node-bpf reading equals the control socket's `stats` reply,
- * redirectState takes it from the map, and falls back to JSON once the daemon (and its pin) is gone.
+ * redirectState takes it from the map (and the VIPs of two real GUE packets from the reply), and
+ * falls back to JSON once the daemon (and its pin) is gone.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { GUE_PORT } from "@tide/contracts";
@@ -33,6 +34,31 @@ let log = "";
 const ip = (...args: string[]) => execFileSync("ip", args, { stdio: "pipe" });
 const inNs = (ns: string, ...args: string[]) =>
   execFileSync("ip", ["netns", "exec", ns, ...args], { stdio: "pipe" });
+
+const F_SYN = 0x02;
+const F_ACK = 0x10;
+
+/**
+ * A GUE payload as tide-director writes it (the UDP header is the kernel's): base header (hlen 2,
+ * proto 4), GLB private data (next_hop, hop_count 1), one hop, then an inner IPv4 TCP packet
+ * 10.231.88.5:40000 -> VIP 10.231.99.10:80. Inner checksums are not set: the program counts
+ * before the stack would check them.
+ */
+function gue(nextHop: number, flags: number): Buffer {
+  const inner = Buffer.alloc(40);
+  inner[0] = 0x45;
+  inner.writeUInt16BE(40, 2);
+  inner[8] = 64;
+  inner[9] = 6;
+  Buffer.from([10, 231, 88, 5]).copy(inner, 12);
+  Buffer.from([10, 231, 99, 10]).copy(inner, 16);
+  inner.writeUInt16BE(40000, 20);
+  inner.writeUInt16BE(80, 22);
+  inner[32] = 5 << 4;
+  inner[33] = flags;
+  const head = Buffer.from([2, 4, 0, 0, 0, 0, nextHop, 1, 10, 231, 77, 9]);
+  return Buffer.concat([head, inner]);
+}
 
 async function statsReply(): Promise<Record<string, number>> {
   const [reply] = await controlExchange(socket, [{ id: 1, cmd: "stats" }]);
@@ -130,6 +156,40 @@ describe("tide-redirect's pinned stats map through npm bpf", () => {
     } finally {
       map.close();
     }
+  });
+
+  it("redirectState reports the VIPs of real GUE packets with the why counters", async () => {
+    // A GUE SYN to VIP 10.231.99.10:80 (first hop) and an unknown flow's ACK that arrives as the
+    // last hop (next_hop 1 of 1: last resort): the VIP entry counts both, no second chance.
+    const file = path.join(dir, "gue.bin");
+    for (const p of [gue(0, F_SYN), gue(1, F_ACK)]) {
+      writeFileSync(file, p);
+      inNs(NS_PEER, "bash", "-c", `cat ${file} > /dev/udp/10.231.77.1/${GUE_PORT}`);
+    }
+    const source = new RedirectStatsSource();
+    let state = await redirectState(socket, { pinDir, source });
+    for (let i = 0; i < 100 && (state.redirectVips?.length ?? 0) === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      state = await redirectState(socket, { pinDir, source });
+    }
+    source.close();
+    expect(state.countersReadAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(state.redirectCounters).toMatchObject({ accepted_second_chance: 0, accepted_alternate_hash: 0 });
+    expect(state.redirectVips).toEqual([
+      {
+        address: "10.231.99.10",
+        port: 80,
+        proto: "tcp",
+        counters: {
+          forwarded_to_alternate: 0,
+          accepted_second_chance: 0,
+          accepted_alternate_hash: 0,
+          accepted_last_resort: 1,
+          accepted_established: 0,
+          accepted_syn: 1,
+        },
+      },
+    ]);
   });
 
   it("redirectState takes the counters from the map, and JSON once the pin is gone", async () => {

@@ -2,11 +2,13 @@ import { describe, expect, it } from "vitest";
 import { perCpuStride, REDIRECT_COUNTER_NAMES, sumPerCpu } from "./redirect-stats-map";
 
 describe("REDIRECT_COUNTER_NAMES", () => {
-  it("is the map's index order (enum tide_redirect_counter): total first, decap_failed last", () => {
-    expect(REDIRECT_COUNTER_NAMES).toHaveLength(15);
+  it("is the map's index order (enum tide_redirect_counter): total first, the why counters last", () => {
+    expect(REDIRECT_COUNTER_NAMES).toHaveLength(17);
     expect(REDIRECT_COUNTER_NAMES[0]).toBe("total");
     expect(REDIRECT_COUNTER_NAMES[10]).toBe("not_gue");
     expect(REDIRECT_COUNTER_NAMES[14]).toBe("decap_failed");
+    expect(REDIRECT_COUNTER_NAMES[15]).toBe("accepted_second_chance");
+    expect(REDIRECT_COUNTER_NAMES[16]).toBe("accepted_alternate_hash");
   });
 });
 

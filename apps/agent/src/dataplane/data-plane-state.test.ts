@@ -8,7 +8,22 @@ import { redirectState } from "./data-plane-state";
 const dir = mkdtempSync(join(tmpdir(), "tide-agent-test-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function fakeRedirect(path: string): Promise<Server> {
+const vip = {
+  address: "10.201.0.10",
+  port: 80,
+  proto: "tcp",
+  counters: {
+    forwarded_to_alternate: 2,
+    accepted_second_chance: 3,
+    accepted_alternate_hash: 1,
+    accepted_last_resort: 0,
+    accepted_established: 40,
+    accepted_syn: 5,
+  },
+};
+
+/** A tide-redirect socket; `vips` false answers as one before the VIP map (no vips, no why counters). */
+function fakeRedirect(path: string, vips = true): Promise<Server> {
   const counters = Object.fromEntries(
     [
       "total",
@@ -49,7 +64,15 @@ function fakeRedirect(path: string): Promise<Server> {
       while ((nl = buf.indexOf("\n")) >= 0) {
         const req = JSON.parse(buf.slice(0, nl)) as { id: number; cmd: string };
         buf = buf.slice(nl + 1);
-        const result = req.cmd === "status" ? status : { counters };
+        const result =
+          req.cmd === "status"
+            ? status
+            : vips
+              ? {
+                  counters: { ...counters, accepted_second_chance: 3, accepted_alternate_hash: 1 },
+                  vips: [vip],
+                }
+              : { counters };
         sock.write(JSON.stringify({ id: req.id, ok: true, result }) + "\n");
       }
     });
@@ -64,13 +87,29 @@ describe("redirectState", () => {
     expect(s.error).toMatch(/ENOENT/);
   });
 
-  it("reads status and stats from a live socket", async () => {
+  it("reads status and stats from a live socket, with the why counters and VIPs", async () => {
     const path = join(dir, "redirect.sock");
     const server = await fakeRedirect(path);
     try {
-      const s = await redirectState(path);
+      const s = await redirectState(path, {}, () => new Date("2026-11-28T06:00:00.000Z"));
       expect(s).toMatchObject({ reachable: true, error: null, version: "0.1.0" });
       expect(s.redirectCounters?.total).toBe(1);
+      expect(s.redirectCounters?.accepted_second_chance).toBe(3);
+      expect(s.redirectVips).toEqual([vip]);
+      expect(s.countersReadAt).toBe("2026-11-28T06:00:00.000Z");
+    } finally {
+      server.close();
+    }
+  });
+
+  it("takes an older tide-redirect's reply: counters, no VIPs", async () => {
+    const path = join(dir, "redirect-old.sock");
+    const server = await fakeRedirect(path, false);
+    try {
+      const s = await redirectState(path);
+      expect(s).toMatchObject({ reachable: true, error: null, redirectVips: null });
+      expect(s.redirectCounters?.total).toBe(1);
+      expect(s.redirectCounters).not.toHaveProperty("accepted_second_chance");
     } finally {
       server.close();
     }

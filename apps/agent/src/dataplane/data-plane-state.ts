@@ -100,24 +100,26 @@ export interface RedirectReadOptions {
 }
 
 /**
- * status of tide-redirect over its control socket, and its counters from the pinned stats map when
- * it can be read (see RedirectReadOptions), else from the socket's `stats` reply (the fallback).
+ * status and stats of tide-redirect over its control socket: its counters from the pinned stats map
+ * when it can be read (see RedirectReadOptions), else from the `stats` reply (the fallback); its
+ * per-VIP counters from that reply always (the VIP map is a hash the pin does not cover), null when
+ * an older tide-redirect does not send them. countersReadAt says when the counters were read, so
+ * the console takes rates between readings, not between batches (several batches of one delivery
+ * carry the same reading).
  */
 export async function redirectState(
   socket: string,
   options: RedirectReadOptions = {},
+  now: () => Date = () => new Date(),
 ): Promise<DataPlaneState> {
   const fromMap = (options.source ?? redirectStatsSource).read(options.pinDir ?? null);
+  const mapReadAt = now().toISOString();
   try {
-    const replies = await controlExchange(
-      socket,
-      fromMap !== null
-        ? [{ id: 1, cmd: "status" }]
-        : [
-            { id: 1, cmd: "status" },
-            { id: 2, cmd: "stats" },
-          ],
-    );
+    const replies = await controlExchange(socket, [
+      { id: 1, cmd: "status" },
+      { id: 2, cmd: "stats" },
+    ]);
+    const statsReadAt = now().toISOString();
     const s = RedirectReply(redirectControlResults.status).safeParse(replies[0]);
     if (!s.success) return unreachable("redirect", socket, "bad status reply");
     if (!s.data.ok)
@@ -132,12 +134,17 @@ export async function redirectState(
       directorCounters: null,
       redirectCounters: fromMap,
     };
-    if (fromMap !== null) return state;
     const t = RedirectReply(redirectControlResults.stats).safeParse(replies[1]);
+    const stats = t.success && t.data.ok ? t.data.result : null;
+    const counters = fromMap ?? stats?.counters ?? null;
+    const statsError = !t.success ? "bad stats reply" : t.data.ok ? null : `stats: ${t.data.error.code}`;
     return {
       ...state,
-      error: t.success ? (t.data.ok ? null : `stats: ${t.data.error.code}`) : "bad stats reply",
-      redirectCounters: t.success && t.data.ok ? t.data.result.counters : null,
+      // The map's counters stand without the reply (only the VIPs are then missing).
+      error: fromMap !== null ? null : statsError,
+      redirectCounters: counters,
+      redirectVips: stats?.vips ?? null,
+      ...(counters !== null ? { countersReadAt: fromMap !== null ? mapReadAt : statsReadAt } : {}),
     };
   } catch (err) {
     return unreachable("redirect", socket, message(err));
