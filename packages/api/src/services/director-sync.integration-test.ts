@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "v
 import { createHostListener } from "../live/host-live";
 import { callerFor, makePool, makeUser, truncateAll } from "../testing/fixtures";
 import { desiredStateFor, waitForDesired } from "./desired-state.service";
+import { syncThresholds } from "./director-sync.plan";
 import { fleetSync, poolSync, recordDirectorSync } from "./director-sync.service";
 import { transitionProxy } from "./proxy-transition.service";
 
@@ -63,69 +64,180 @@ async function fleet() {
 }
 
 describe("director sync", () => {
-  it("tracks served vs desired per director and pool: in sync, behind since the change, not served, silent", async () => {
-    const f = await fleet();
-    const hash1 = f.v1.contentHash;
-    await f.report("dir-a", director({ www: hash1 }), at(0));
-    await f.report("dir-b", director({ www: hash1 }), at(0));
-    let pool = await poolSync(db, f.pool.id, at(1));
-    expect(pool).toMatchObject({ version: 1, servedBy: 2, directorCount: 2, done: true });
-    expect((await fleetSync(db, at(1))).outOfSync).toBe(0);
+  const t = syncThresholds(1_000);
+  const W = t.propagationExpectedMs;
+  const plus = (d: Date, ms: number) => new Date(d.getTime() + ms);
 
-    // A drain writes version 2: both directors are behind at once, since the version was written.
+  it("a change is propagating (1/2) within its expected time; behind only from a report made after it", async () => {
+    const f = await fleet();
+    const v1 = await db.tableVersion.findFirstOrThrow({ where: { poolId: f.pool.id, version: 1 } });
+    const t1 = v1.createdAt;
+    await f.report("dir-a", director({ www: v1.contentHash }), plus(t1, 1));
+    await f.report("dir-b", director({ www: v1.contentHash }), plus(t1, 1));
+    let pool = await poolSync(db, f.pool.id, plus(t1, 1_000));
+    expect(pool).toMatchObject({ state: "in_sync", version: 1, servedBy: 2, directorCount: 2, done: true });
+    expect(pool.thresholds).toEqual(t);
+    expect(pool.directors[0]).toMatchObject({
+      state: "in_sync",
+      directorState: "in_sync",
+      since: plus(t1, 1).toISOString(),
+      lastReportAt: plus(t1, 1).toISOString(),
+      reportAgeMs: 999,
+    });
+
+    // A drain writes v2 at tc. No report since: both are on their way, not behind, no alarm.
     const proxy = f.pool.proxies[0]!;
     const drained = await transitionProxy(db, f.admin, { proxyId: proxy.id, action: "drain" });
-    pool = await poolSync(db, f.pool.id, at(1));
-    expect(pool).toMatchObject({ version: 2, servedBy: 0, done: false });
-    expect(pool.directors.map((d) => d.state)).toEqual(["behind", "behind"]);
-    expect(pool.directors[0]!.served).toEqual({ version: 1, contentHash: hash1 });
+    expect(drained.tableVersion!.version).toBe(2);
     const v2 = await db.tableVersion.findFirstOrThrow({ where: { poolId: f.pool.id, version: 2 } });
-    expect(pool.directors[0]!.since).toBe(v2.createdAt.toISOString());
-    expect(drained.tableVersion.version).toBe(2);
-
-    // dir-a picks it up; dir-b's director restarted and serves nothing.
-    await f.report("dir-a", director({ www: v2.contentHash }), at(2));
-    await f.report("dir-b", director({}), at(2));
-    pool = await poolSync(db, f.pool.id, at(2));
-    expect(pool).toMatchObject({ servedBy: 1, directorCount: 2, done: false });
-    expect(pool.directors.map((d) => [d.hostname, d.state, d.since])).toEqual([
-      ["dir-a", "in_sync", null],
-      ["dir-b", "not_served", at(2).toISOString()],
+    const tc = v2.createdAt;
+    pool = await poolSync(db, f.pool.id, plus(tc, 500));
+    expect(pool).toMatchObject({
+      state: "propagating",
+      version: 2,
+      servedBy: 0,
+      done: false,
+      expectedBy: plus(tc, W).toISOString(),
+    });
+    expect(pool.directors.map((d) => [d.state, d.since, d.expectedBy])).toEqual([
+      ["propagating", tc.toISOString(), plus(tc, W).toISOString()],
+      ["propagating", tc.toISOString(), plus(tc, W).toISOString()],
     ]);
-    const sync = await fleetSync(db, at(2));
-    expect(sync.outOfSync).toBe(1);
-    expect(sync.directors.find((d) => d.hostname === "dir-b")).toMatchObject({
+    expect(pool.directors[0]!.served).toEqual({ version: 1, contentHash: v1.contentHash });
+    let fleetView = await fleetSync(db, plus(tc, 500));
+    expect(fleetView).toMatchObject({ outOfSync: 0, silent: 0, propagating: 2, unknown: 0 });
+
+    // dir-a serves v2; dir-b still says v1: "propagating (1/2)", counted from dir-b's first report
+    // without v2.
+    await f.report("dir-a", director({ www: v2.contentHash }), plus(tc, 1_000));
+    await f.report("dir-b", director({ www: v1.contentHash }), plus(tc, 1_000));
+    pool = await poolSync(db, f.pool.id, plus(tc, 1_500));
+    expect(pool).toMatchObject({ state: "propagating", servedBy: 1, directorCount: 2 });
+    expect(pool.directors.map((d) => [d.hostname, d.state, d.since])).toEqual([
+      ["dir-a", "in_sync", plus(tc, 1_000).toISOString()],
+      ["dir-b", "propagating", plus(tc, 1_000).toISOString()],
+    ]);
+    const bExpected = plus(tc, 1_000 + W);
+
+    // dir-b's report 1 ms before the end of its time still says v1: propagating, no alarm. An
+    // unchanged report moves the last report time (dir-a is not "unknown" while it reports).
+    await f.report("dir-a", director({ www: v2.contentHash }), plus(bExpected, -1));
+    await f.report("dir-b", director({ www: v1.contentHash }), plus(bExpected, -1));
+    pool = await poolSync(db, f.pool.id, plus(bExpected, 500));
+    expect(pool.directors.map((d) => d.state)).toEqual(["in_sync", "propagating"]);
+    expect(pool.directors[0]!.lastReportAt).toBe(plus(bExpected, -1).toISOString());
+    expect((await fleetSync(db, plus(bExpected, 500))).outOfSync).toBe(0);
+
+    // A report made at the end of its time still says v1: behind, the fleet alarm counts it.
+    await f.report("dir-b", director({ www: v1.contentHash }), bExpected);
+    pool = await poolSync(db, f.pool.id, plus(bExpected, 500));
+    expect(pool).toMatchObject({ state: "out_of_sync", servedBy: 1 });
+    expect(pool.directors[1]).toMatchObject({
+      state: "behind",
+      served: { version: 1, contentHash: v1.contentHash },
+      since: plus(tc, 1_000).toISOString(),
+      expectedBy: bExpected.toISOString(),
+    });
+    fleetView = await fleetSync(db, plus(bExpected, 500));
+    expect(fleetView).toMatchObject({ outOfSync: 1, propagating: 0 });
+    expect(fleetView.directors.find((d) => d.hostname === "dir-b")).toMatchObject({
       state: "out_of_sync",
-      since: at(2).toISOString(),
-      reachable: true,
+      since: plus(tc, 1_000).toISOString(),
     });
 
-    // Still not served a second later: "since" keeps the first moment; then it is repaired.
-    await f.report("dir-b", director({}), at(3));
-    expect((await poolSync(db, f.pool.id, at(3))).directors[1]!.since).toBe(at(2).toISOString());
-    await f.report("dir-b", director({ www: v2.contentHash, old: hash1 }), at(4));
-    const repaired = await fleetSync(db, at(4));
-    expect(repaired.outOfSync).toBe(0);
-    expect(repaired.directors.find((d) => d.hostname === "dir-b")).toMatchObject({
+    // dir-b catches up; served since that report.
+    await f.report("dir-b", director({ www: v2.contentHash, old: v1.contentHash }), plus(bExpected, 1_000));
+    fleetView = await fleetSync(db, plus(bExpected, 1_000));
+    expect(fleetView.outOfSync).toBe(0);
+    expect(fleetView.directors.find((d) => d.hostname === "dir-b")).toMatchObject({
       state: "in_sync",
       extraPools: ["old"],
+      pools: [{ state: "in_sync", since: plus(bExpected, 1_000).toISOString() }],
     });
-
-    // An agent that stops reporting makes its director silent, whatever it last said.
-    const later = await fleetSync(db, at(30));
-    expect(later.silent).toBe(2);
-    expect(later.directors.map((d) => d.state)).toEqual(["silent", "silent"]);
-    expect((await poolSync(db, f.pool.id, at(30))).done).toBe(false);
   });
 
-  it("counts an unreachable director as serving nothing and drops rows of unassigned pools", async () => {
+  it("late reports are unknown (no report for Xs), never behind; no contact at all is silent", async () => {
     const f = await fleet();
-    await f.report("dir-a", director({ www: f.v1.contentHash }, false), at(0));
-    expect((await fleetSync(db, at(0))).directors[0]).toMatchObject({
+    const v1 = await db.tableVersion.findFirstOrThrow({ where: { poolId: f.pool.id, version: 1 } });
+    // Their last reports before the change arrive just before it (console clock).
+    const before = new Date();
+    await f.report("dir-a", director({ www: v1.contentHash }), before);
+    await f.report("dir-b", director({ www: v1.contentHash }), before);
+    await transitionProxy(db, f.admin, { proxyId: f.pool.proxies[0]!.id, action: "drain" });
+    const v2 = await db.tableVersion.findFirstOrThrow({ where: { poolId: f.pool.id, version: 2 } });
+    const tc = v2.createdAt;
+    // dir-a reports v2; dir-b's batches stop (the issue's late reports), though its agent still
+    // polls for desired state, so it is in contact.
+    const seen = async (hostname: string, when: Date) =>
+      db.host.update({ where: { name: hostname }, data: { lastSeenAt: when } });
+    let propagating = 0;
+    for (let s = 1; s <= 30; s++) {
+      const now = plus(tc, s * 1_000);
+      await f.report("dir-a", director({ www: v2.contentHash }), now);
+      await seen("dir-b", now);
+      const pool = await poolSync(db, f.pool.id, plus(now, 100));
+      const b = pool.directors[1]!;
+      expect(b.state).not.toBe("behind");
+      expect(pool.directors[0]!.state).toBe("in_sync");
+      if (b.reportAgeMs! > t.reportLateAfterMs) {
+        expect(b).toMatchObject({ state: "unknown", since: before.toISOString() });
+        expect(pool).toMatchObject({ state: "unknown", servedBy: 1 });
+      } else {
+        expect(b.state).toBe("propagating");
+        propagating++;
+      }
+      const fleetView = await fleetSync(db, plus(now, 100));
+      expect(fleetView).toMatchObject({ outOfSync: 0, silent: 0 });
+    }
+    expect(propagating).toBeGreaterThan(0);
+    const unknown = (await fleetSync(db, plus(tc, 30_100))).directors.find((d) => d.hostname === "dir-b")!;
+    expect(unknown).toMatchObject({ state: "unknown", lastCheckIn: plus(tc, 30_000).toISOString() });
+    expect(unknown.pools[0]!.reportAgeMs).toBe(plus(tc, 30_100).getTime() - before.getTime());
+
+    // The agent stops polling too: silent once silentAfterMs passes, and the alarm counts it.
+    const last = plus(tc, 30_000);
+    await f.report("dir-a", director({ www: v2.contentHash }), plus(last, t.silentAfterMs));
+    expect((await fleetSync(db, plus(last, t.silentAfterMs))).silent).toBe(0);
+    const silent = await fleetSync(db, plus(last, t.silentAfterMs + 1));
+    expect(silent.silent).toBe(1);
+    expect(silent.directors.find((d) => d.hostname === "dir-b")).toMatchObject({
+      state: "silent",
+      since: last.toISOString(),
+      pools: [{ state: "unknown" }],
+    });
+    const pool = await poolSync(db, f.pool.id, plus(last, t.silentAfterMs + 1));
+    expect(pool.directors[1]).toMatchObject({ state: "unknown", directorState: "silent" });
+  });
+
+  it("a director that lost its table gets the propagation time; an unreachable one is not served at once", async () => {
+    const f = await fleet();
+    const v1 = await db.tableVersion.findFirstOrThrow({ where: { poolId: f.pool.id, version: 1 } });
+    const t0 = plus(v1.createdAt, 60_000);
+    await f.report("dir-a", director({ www: v1.contentHash }), t0);
+    await f.report("dir-b", director({ www: v1.contentHash }), t0);
+    // dir-a's director restarted and serves nothing yet; its agent gives it the table again.
+    await f.report("dir-a", director({}), plus(t0, 1_000));
+    let pool = await poolSync(db, f.pool.id, plus(t0, 1_500));
+    expect(pool.directors[0]).toMatchObject({ state: "propagating", since: plus(t0, 1_000).toISOString() });
+    await f.report("dir-a", director({}), plus(t0, 1_000 + W));
+    pool = await poolSync(db, f.pool.id, plus(t0, 1_500 + W));
+    expect(pool.directors[0]).toMatchObject({ state: "not_served", since: plus(t0, 1_000).toISOString() });
+    expect(pool.state).toBe("out_of_sync");
+
+    // dir-b's director is unreachable: a fault the report states, not a change on its way.
+    await f.report("dir-b", director({ www: v1.contentHash }, false), plus(t0, 2_000));
+    const fleetView = await fleetSync(db, plus(t0, 2_000));
+    expect(fleetView.directors[1]).toMatchObject({
       state: "out_of_sync",
       reachable: false,
       error: "connect ENOENT",
+      pools: [{ state: "not_served", since: plus(t0, 2_000).toISOString(), expectedBy: null }],
     });
+  });
+
+  it("drops rows of unassigned pools", async () => {
+    const f = await fleet();
+    await f.report("dir-a", director({ www: f.v1.contentHash }), at(0));
     await db.director.update({ where: { hostname: "dir-a" }, data: { pools: { set: [] } } });
     await f.report("dir-a", director({}), at(1));
     expect(await db.directorPoolSync.count({ where: { directorId: f.ids[0]! } })).toBe(0);
@@ -149,7 +261,7 @@ describe("director sync", () => {
     const drained = await callerFor(db, f.admin).proxies.drain({ proxyId: f.pool.proxies[1]!.id });
     const changed = await waiting;
     expect(changed.revision).toBeGreaterThan(first.revision);
-    expect(changed.directorTables[0]!.contentHash).toBe(drained.tableVersion.contentHash);
+    expect(changed.directorTables[0]!.contentHash).toBe(drained.tableVersion!.contentHash);
     expect(listener.size().subscribers).toBe(0);
 
     // Unassigning the pool is a change too (the assignment table's trigger).
