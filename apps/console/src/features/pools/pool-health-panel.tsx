@@ -1,13 +1,19 @@
 "use client";
 
-import type { HealthCheckOutcome, PoolHealth, PoolHealthCheck } from "@tide/contracts";
+import {
+  FLAP_WINDOW_MS,
+  type HealthCheckOutcome,
+  type PoolHealth,
+  type PoolHealthCheck,
+} from "@tide/contracts";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { ErrorNotice } from "~/components/error-notice";
 import { FormError } from "~/components/form-error";
 import { HealthDot } from "~/components/health-dot";
-import { TimeAgo } from "~/components/time-ago";
+import { formatUtc, TimeAgo } from "~/components/time-ago";
 import { useTRPC } from "~/trpc/react";
+import { formatDuration } from "./duration";
 import styles from "./pool-health.module.css";
 
 /** "GUE + HTTP :80 /health (200) every 2 s, timeout 1 s, up after 3, down after 3". */
@@ -43,6 +49,57 @@ function Check({ c }: { c: HealthCheckOutcome }) {
 }
 
 type ProxyHealthRow = PoolHealth["proxies"][number];
+
+/** "flapped once in the last 10 min", "flapped 3 times in the last 10 min". */
+export function flappedWords(recentFlips: number): string {
+  return `${recentFlips === 1 ? "flapped once" : `flapped ${recentFlips} times`} in the last ${formatDuration(FLAP_WINDOW_MS)}`;
+}
+
+/** Ticks every second while mounted; null before hydration (the server renders no countdown). */
+function useSecondClock(): number | null {
+  const [now, setNow] = useState<number | null>(null);
+  useEffect(() => {
+    setNow(Date.now());
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, []);
+  return now;
+}
+
+/**
+ * A recovery hold beside "unhealthy": " — held until 14:03:12Z (flapped 3 times in the last 10 min)",
+ * then "back in 37 s if its checks keep passing", counting down each second. Exported for every
+ * place that shows a proxy's health (the proxies table too), so they say the same.
+ */
+export function HoldNote({
+  hold,
+}: {
+  hold: Pick<ProxyHealthRow, "heldUntil" | "recentFlips" | "holdReason">;
+}) {
+  const now = useSecondClock();
+  if (hold.heldUntil === null) return null;
+  const left = now === null ? null : Date.parse(hold.heldUntil) - now;
+  return (
+    <span className={styles.hold} title={hold.holdReason ?? undefined} data-testid="health-hold">
+      <span data-testid="held-until">
+        {" "}
+        — held until <time dateTime={hold.heldUntil}>{formatUtc(hold.heldUntil).slice(11)}</time> (
+        {flappedWords(hold.recentFlips)})
+      </span>
+      {left !== null && (
+        <span className={`muted ${styles.countdown}`} data-testid="hold-countdown">
+          {left > 0 ? `back in ${formatDuration(left + 999)} if its checks keep passing` : "releasing…"}
+        </span>
+      )}
+    </span>
+  );
+}
+
+/** "checks pass on 2 of 2 directors": the fresh verdicts behind a hold. */
+function passingOn(views: ProxyHealthRow["views"]): string {
+  const counted = views.filter((v) => !v.stale && v.up !== null);
+  return `checks pass on ${counted.filter((v) => v.up).length} of ${counted.length} directors`;
+}
 
 /** Pin health over the checks (operate scope), with the reason the audit log keeps. */
 function PinControls({ poolId, proxy }: { poolId: string; proxy: ProxyHealthRow }) {
@@ -113,6 +170,17 @@ function PinControls({ poolId, proxy }: { poolId: string; proxy: ProxyHealthRow 
 export function PoolHealthPanel({ poolId, canOperate }: { poolId: string; canOperate: boolean }) {
   const trpc = useTRPC();
   const health = useQuery({ ...trpc.pools.health.queryOptions({ poolId }), refetchInterval: 30_000 });
+  // Re-read when the first hold ends: the release is pushed too, but a page must not keep saying
+  // "held" past the time it gave if that push is lost.
+  const nextRelease = health.data?.proxies
+    .map((p) => (p.heldUntil === null ? Infinity : Date.parse(p.heldUntil)))
+    .reduce((a, b) => Math.min(a, b), Infinity);
+  const { refetch } = health;
+  useEffect(() => {
+    if (nextRelease === undefined || !Number.isFinite(nextRelease)) return;
+    const timer = setTimeout(() => void refetch(), Math.max(0, nextRelease - Date.now()) + 1_500);
+    return () => clearTimeout(timer);
+  }, [nextRelease, refetch]);
   if (health.error) return <ErrorNotice error={health.error} />;
   if (!health.data) return <p className="muted">Loading health…</p>;
   const h = health.data;
@@ -148,11 +216,20 @@ export function PoolHealthPanel({ poolId, canOperate }: { poolId: string; canOpe
                   data-testid="proxy-health-row"
                   data-hostname={p.hostname}
                   data-healthy={p.healthy}
+                  data-held={p.held}
                 >
                   <td>{p.hostname}</td>
                   <td>
-                    <HealthDot healthy={p.healthy} reason={p.reason} />
+                    <HealthDot healthy={p.healthy} reason={p.holdReason ?? p.reason} />
                     {p.pinned !== null && <span className="muted"> · pinned</span>}
+                    {p.held && (
+                      <>
+                        <HoldNote hold={p} />
+                        <div className="muted" data-testid="hold-passing">
+                          {passingOn(p.views)}, held after flapping
+                        </div>
+                      </>
+                    )}
                     <div className="muted">
                       since <TimeAgo iso={p.changedAt} />
                     </div>
