@@ -42,19 +42,32 @@ export interface LabTable {
   health: Record<string, boolean>;
 }
 
-export function labBinds(topology: GlbTopology): Bind[] {
-  const bind = (proto: "tcp" | "udp", port: number): Bind => ({
-    address: topology.vip,
-    prefixBits: 32,
-    proto,
-    portStart: port,
-    portEnd: port,
-  });
-  return [
-    bind("tcp", topology.ports.http),
-    bind("tcp", topology.ports.stream),
-    bind("udp", topology.ports.stream),
-  ];
+/** A VIP prefix the table binds beside the lab's own (added with `lab vip add`). */
+export interface VipPrefix {
+  address: string;
+  prefixBits: number;
+}
+
+/**
+ * The lab's binds: the test servers' ports (HTTP, stream TCP and UDP) on its VIP, and the same
+ * ports on every added VIP prefix (without a bind a director drops the packet: `no_bind`).
+ */
+export function labBinds(topology: GlbTopology, vips: readonly VipPrefix[] = []): Bind[] {
+  const binds = (address: string, prefixBits: number) => {
+    const bind = (proto: "tcp" | "udp", port: number): Bind => ({
+      address,
+      prefixBits,
+      proto,
+      portStart: port,
+      portEnd: port,
+    });
+    return [
+      bind("tcp", topology.ports.http),
+      bind("tcp", topology.ports.stream),
+      bind("udp", topology.ports.stream),
+    ];
+  };
+  return [binds(topology.vip, 32), ...vips.map((v) => binds(v.address, v.prefixBits))].flat();
 }
 
 const STATES: readonly ProxyState[] = ["active", "draining", "inactive", "filling"];
@@ -63,6 +76,7 @@ export function labTableSpec(
   topology: GlbTopology,
   states: ProxyStates = {},
   health: ProxyHealth = {},
+  vips: readonly VipPrefix[] = [],
 ): { spec: TableSpec; states: Record<string, ProxyState>; health: Record<string, boolean> } {
   const names = new Set(topology.proxies.map((p) => p.name));
   for (const name of [...Object.keys(states), ...Object.keys(health)]) {
@@ -85,7 +99,7 @@ export function labTableSpec(
   const spec: TableSpec = {
     hashKey: LAB_HASH_KEY,
     seed: LAB_SEED,
-    binds: labBinds(topology),
+    binds: labBinds(topology, vips),
     backends: topology.proxies.map((p) => ({
       address: p.address,
       state: fullStates[p.name] ?? "active",
@@ -99,8 +113,9 @@ export function buildLabTable(
   topology: GlbTopology,
   states: ProxyStates = {},
   health: ProxyHealth = {},
+  vips: readonly VipPrefix[] = [],
 ): LabTable {
-  const { spec, states: s, health: h } = labTableSpec(topology, states, health);
+  const { spec, states: s, health: h } = labTableSpec(topology, states, health, vips);
   let table: ForwardingTable;
   try {
     table = buildTable(spec);

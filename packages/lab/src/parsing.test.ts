@@ -3,7 +3,7 @@ import { summarizeConnections, type ConnectionReport } from "./client-driver";
 import { parseNetnsList } from "./host-command";
 import { parseProcStat } from "./lab-process";
 import { diffNetCounters, parseNetCounters } from "./net-counters";
-import { parseRedirectCounters, redirectResult } from "./redirect-control";
+import { parseRedirectCounters, parseRedirectFilters, redirectResult } from "./redirect-control";
 
 describe("parseNetCounters", () => {
   const snmp = [
@@ -92,5 +92,19 @@ describe("summarizeConnections", () => {
       sent: 30,
       echoed: 24,
     });
+  });
+});
+
+describe("parseRedirectFilters", () => {
+  it("finds the tc program a killed tide-redirect left, and only that", () => {
+    // `tc filter show dev eth0 ingress` after SIGKILL (measured on the lab's kernel).
+    const shown = [
+      "filter protocol all pref 1 bpf chain 0 ",
+      "filter protocol all pref 1 bpf chain 0 handle 0x7ede tide_redirect:[2654] direct-action not_in_hw id 2654 name tide_redirect tag 461c7e947c0ef9a8 jited ",
+      "filter protocol all pref 2 bpf chain 0 ",
+      "filter protocol all pref 2 bpf chain 0 handle 0x1 other:[12] direct-action not_in_hw id 12 name other tag 00 jited ",
+    ].join("\n");
+    expect(parseRedirectFilters(shown)).toEqual([{ pref: 1, handle: "0x7ede" }]);
+    expect(parseRedirectFilters("")).toEqual([]);
   });
 });

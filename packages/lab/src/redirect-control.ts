@@ -107,3 +107,22 @@ export class RedirectControl {
     this.socket.close();
   }
 }
+
+/** The name tide-redirect gives its tc program (TIDE_REDIRECT_PROG_NAME, dataplane/redirect/tide_redirect_consts.h). */
+export const REDIRECT_PROG_NAME = "tide_redirect";
+
+/**
+ * tide-redirect's tc ingress filters in `tc filter show dev <if> ingress` output: what a killed
+ * tide-redirect leaves attached (SIGTERM detaches it; SIGKILL or a crash cannot), and what makes a
+ * new one refuse to start ("already attached; stop it first").
+ */
+export function parseRedirectFilters(tcOutput: string): { pref: number; handle: string }[] {
+  const out: { pref: number; handle: string }[] = [];
+  for (const line of tcOutput.split("\n")) {
+    if (!line.includes(` name ${REDIRECT_PROG_NAME} `) && !line.endsWith(` name ${REDIRECT_PROG_NAME}`))
+      continue;
+    const m = / pref (\d+) bpf .*\bhandle (0x[0-9a-f]+) /.exec(line);
+    if (m) out.push({ pref: Number(m[1]), handle: m[2]! });
+  }
+  return out;
+}

@@ -308,7 +308,7 @@ export function nodeNames(topology: GlbTopology): string[] {
   return topology.namespaces.map((n) => n.slice(topology.prefix.length + 1));
 }
 
-export function directorNode(topology: GlbTopology, name: string): DirectorNode {
+export function directorNode(topology: Pick<GlbTopology, "directors">, name: string): DirectorNode {
   const d = topology.directors.find((x) => x.name === name);
   if (!d) {
     throw new LabError("bad_argument", `no director ${JSON.stringify(name)}`, {
@@ -351,15 +351,20 @@ const sysctl = (namespace: string, key: string, value: string | number): Planned
 });
 
 /**
- * The `ip route replace` argv that sends the VIP to these directors: one `via`, or ECMP nexthops.
- * An empty list removes nothing and is refused: use stopDirector to make the VIP black-hole.
+ * The `ip route replace` argv that sends the VIP (or `destination`, a VIP prefix added with `lab vip
+ * add`) to these directors: one `via`, or ECMP nexthops. An empty list removes nothing and is
+ * refused: use stopDirector to make the VIP black-hole.
  */
-export function vipRouteArgv(topology: GlbTopology, directorNames: readonly string[]): string[] {
+export function vipRouteArgv(
+  topology: Pick<GlbTopology, "vip" | "router" | "directors">,
+  directorNames: readonly string[],
+  destination = `${topology.vip}/32`,
+): string[] {
   if (directorNames.length === 0) {
     throw new LabError("bad_argument", "the VIP route needs at least one director");
   }
   const hops = directorNames.map((n) => directorNode(topology, n));
-  const base = ["ip", "-n", topology.router.namespace, "route", "replace", `${topology.vip}/32`];
+  const base = ["ip", "-n", topology.router.namespace, "route", "replace", destination];
   if (hops.length === 1) return [...base, "via", hops[0]!.address, "dev", hops[0]!.name];
   return [...base, ...hops.flatMap((h) => ["nexthop", "via", h.address, "dev", h.name])];
 }

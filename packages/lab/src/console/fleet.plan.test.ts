@@ -7,6 +7,7 @@ import { resolveConsoleTarget } from "../env";
 import { buildGlbTopology } from "../topology";
 import {
   bindsMatch,
+  bindsWithLab,
   hashFieldsMatch,
   labHosts,
   labPoolBinds,
@@ -52,6 +53,32 @@ describe("the lab's fleet as a console sees it", () => {
     expect(bindsMatch([{ ...console[0]!, portEnd: 81 }, ...console.slice(1)], wanted)).toBe(false);
     expect(hashFieldsMatch(["src_addr", "src_port"], ["src_addr", "src_port"])).toBe(true);
     expect(hashFieldsMatch(["src_port", "src_addr"], ["src_addr", "src_port"])).toBe(false);
+  });
+
+  it("adds the lab's missing binds and keeps an operator's (a VIP added with lab vip add)", () => {
+    const wanted = labPoolBinds(topology);
+    const console = wanted.map((b, i) => ({
+      id: `b${i}`,
+      prefixBits: 32,
+      ...b,
+      portEnd: b.portEnd ?? b.portStart,
+    }));
+    expect(bindsWithLab(console, wanted)).toBeNull();
+    const operator = {
+      id: "bx",
+      address: "10.200.1.0",
+      prefixBits: 28,
+      proto: "tcp" as const,
+      portStart: 9000,
+      portEnd: 9000,
+    };
+    expect(bindsWithLab([...console, operator], wanted)).toBeNull();
+    expect(bindsWithLab([console[1]!, operator], wanted)).toEqual([
+      { address: "10.200.0.10", proto: "tcp", portStart: 9000, portEnd: 9000 },
+      { address: "10.200.1.0/28", proto: "tcp", portStart: 9000, portEnd: 9000 },
+      { address: "10.200.0.10", proto: "tcp", portStart: 80, portEnd: 80 },
+      { address: "10.200.0.10", proto: "udp", portStart: 9000, portEnd: 9000 },
+    ]);
   });
 
   it("brings a new proxy to active through the state machine", () => {

@@ -71,6 +71,30 @@ export function bindsMatch(console: readonly Bind[], wanted: readonly PoolBindIn
   return a.length === b.length && a.every((k, i) => k === b[i]);
 }
 
+/**
+ * The binds to set so the console's pool has every lab bind, keeping the ones an operator added
+ * (a VIP routed with `lab vip add` and bound in the console survives another `lab up`), or null
+ * when every lab bind is there already.
+ */
+export function bindsWithLab(
+  console: readonly Bind[],
+  wanted: readonly PoolBindInput[],
+): PoolBindInput[] | null {
+  const have = new Set(console.map(bindKey));
+  const missing = wanted.filter((b) => !have.has(bindKey(b)));
+  if (missing.length === 0) return null;
+  const kept = console.map((b) => ({
+    address:
+      b.address.includes("/") || b.prefixBits === 32 || b.prefixBits === 128
+        ? b.address
+        : `${b.address}/${b.prefixBits}`,
+    proto: b.proto,
+    portStart: b.portStart,
+    portEnd: b.portEnd,
+  }));
+  return [...kept, ...missing];
+}
+
 export function hashFieldsMatch(console: readonly HashField[], wanted: readonly HashField[]): boolean {
   return console.length === wanted.length && console.every((f, i) => f === wanted[i]);
 }
