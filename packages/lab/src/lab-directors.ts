@@ -9,7 +9,7 @@ import { waitForSocket } from "./control-socket";
 import { DirectorControl } from "./director-control";
 import { LabError } from "./errors";
 import { directorLaunch, writeFileAtomic } from "./lab-files";
-import { isAlive, spawnDetached, stopProcess } from "./lab-process";
+import { isAlive, respawn, spawnDetached, stopProcess, type LabProcessRecord } from "./lab-process";
 import { type LabRuntime } from "./lab-runtime";
 import { LAB_POOL } from "./lab-table";
 import { runCommand } from "./host-command";
@@ -46,6 +46,8 @@ export class LabDirectors {
     directorNode(topology, name);
     const next = this.names.filter((d) => (d === name ? inEcmp : state.ecmp.includes(d)));
     await runCommand(vipRouteArgv(topology, next));
+    // VIPs added with `lab vip add` go where the lab's own goes.
+    for (const v of state.vips ?? []) await runCommand(vipRouteArgv(topology, next, v.cidr));
     state.ecmp = next;
     this.rt.save();
     return [...next];
@@ -70,14 +72,37 @@ export class LabDirectors {
       poolName: state.console?.poolName,
     });
     writeFileAtomic(paths.directorConfig(name), `${JSON.stringify(launch.config, null, 2)}\n`);
-    const socket = paths.directorSocket(name);
-    rmSync(socket, { force: true });
+    rmSync(paths.directorSocket(name), { force: true });
     state.dpdkPrefixes.push(launch.filePrefix);
     const rec = this.rt.record(
       spawnDetached({ key: name, kind: "director", node: name, argv: launch.argv, log: paths.log(name) }),
     );
+    await this.ready(name, rec);
+  }
+
+  /**
+   * Restarts a director's recorded process (crashed or not) with the very command it was started
+   * with (same configuration file, EAL file prefix and lcore): SIGTERM (SIGKILL after 10 s), then
+   * as start(). Its place in the router's ECMP route does not change.
+   */
+  async restart(name: string): Promise<LabProcessRecord> {
+    const old = this.rt.process(name);
+    if (!old) throw new LabError("not_running", `${name} has no recorded process (stopped by the lab?)`);
+    this.clients.get(name)?.close();
+    this.clients.delete(name);
+    await stopProcess(old, 10_000);
+    // A crashed director leaves its socket: waiting for it must not find the old one.
+    rmSync(this.rt.paths.directorSocket(name), { force: true });
+    const rec = this.rt.record(respawn(old));
+    await this.ready(name, rec);
+    return rec;
+  }
+
+  /** Waits for a started director's socket, then loads the lab's table (standalone mode). */
+  private async ready(name: string, rec: LabProcessRecord): Promise<void> {
+    const { paths, state } = this.rt;
     try {
-      await waitForSocket(socket, DIRECTOR_START_TIMEOUT_MS, () => isAlive(rec));
+      await waitForSocket(paths.directorSocket(name), DIRECTOR_START_TIMEOUT_MS, () => isAlive(rec));
     } catch (e) {
       throw this.rt.startFailure(rec, e);
     }

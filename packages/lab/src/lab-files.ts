@@ -97,6 +97,15 @@ export const LabStateFile = z
     console: LabConsoleState.nullable()
       .optional()
       .describe("Console mode: the console that owns the fleet (null/absent: standalone, the lab pushes)"),
+    vips: z
+      .array(
+        z.strictObject({
+          cidr: z.string().describe("The VIP's network address and prefix (10.200.0.20/32)"),
+          pool: z.string().describe("The pool it is for: the lab's own table, or a console pool"),
+        }),
+      )
+      .optional()
+      .describe("VIPs added with `lab vip add`, beside the lab's own (absent: none)"),
   })
   .describe("What a lab run created: enough for down to remove it from any process");
 export type LabStateFile = z.infer<typeof LabStateFile>;

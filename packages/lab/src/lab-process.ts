@@ -26,6 +26,11 @@ export const LabProcessRecord = z
     startTime: z.int().min(0).describe("Start time in clock ticks since boot (/proc/<pid>/stat field 22)"),
     argv: z.array(z.string()).describe("Command line it was started with"),
     log: z.string().describe("File receiving its stdout and stderr"),
+    cwd: z.string().optional().describe("Working directory it was started in (absent: the lab's caller's)"),
+    env: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe("Its whole environment when not inherited (an agent's: PATH and LANG; never a secret)"),
   })
   .describe("A process the lab started");
 export type LabProcessRecord = z.infer<typeof LabProcessRecord>;
@@ -66,9 +71,9 @@ export function isAlive(record: Pick<LabProcessRecord, "pid" | "startTime">): bo
  * stdout+stderr appended to `log`, no stdin.
  */
 export function spawnDetached(
-  spec: Omit<LabProcessRecord, "pid" | "startTime">,
+  spec: Omit<LabProcessRecord, "pid" | "startTime" | "cwd" | "env">,
   cwd?: string,
-  env?: NodeJS.ProcessEnv,
+  env?: Record<string, string>,
 ): LabProcessRecord {
   const [file, ...args] = spec.argv;
   if (!file) throw new LabError("bad_argument", `${spec.key}: empty command`);
@@ -81,10 +86,23 @@ export function spawnDetached(
     child.unref();
     if (child.pid === undefined) throw new LabError("process_exited", `${spec.key}: could not start ${file}`);
     const stat = readProcStat(child.pid);
-    return { ...spec, pid: child.pid, startTime: stat?.startTime ?? 0 };
+    // cwd and env are recorded so `lab restart` starts it again exactly as it was.
+    return {
+      ...spec,
+      pid: child.pid,
+      startTime: stat?.startTime ?? 0,
+      ...(cwd === undefined ? {} : { cwd }),
+      ...(env === undefined ? {} : { env }),
+    };
   } finally {
     closeSync(fd);
   }
+}
+
+/** Starts a recorded process again: the same argv, log, working directory and environment. */
+export function respawn(record: LabProcessRecord): LabProcessRecord {
+  const { pid: _pid, startTime: _start, cwd, env, ...spec } = record;
+  return spawnDetached(spec, cwd, env);
 }
 
 /**

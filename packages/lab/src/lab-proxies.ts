@@ -7,10 +7,11 @@ import { fileURLToPath } from "node:url";
 import { waitForSocket } from "./control-socket";
 import { LabError } from "./errors";
 import { redirectArgv, testServerArgv } from "./lab-files";
-import { isAlive, spawnDetached, stopProcess } from "./lab-process";
+import { isAlive, respawn, spawnDetached, stopProcess, type LabProcessRecord } from "./lab-process";
 import { type LabRuntime } from "./lab-runtime";
 import { labWaitFor } from "./lab-wait";
-import { RedirectControl } from "./redirect-control";
+import { runCommand } from "./host-command";
+import { parseRedirectFilters, RedirectControl } from "./redirect-control";
 import { proxyNode } from "./topology";
 
 export const TEST_SERVER_SCRIPT = fileURLToPath(new URL("../assets/test-server.mjs", import.meta.url));
@@ -55,8 +56,57 @@ export class LabProxies {
         log: paths.log(key),
       }),
     );
+    await this.redirectReady(proxy, rec);
+  }
+
+  /**
+   * Restarts a proxy's tide-redirect with the command it was started with (SIGTERM: it detaches
+   * its BPF program; then as startRedirect). Between the two, GUE to this proxy is not
+   * decapsulated: its flows stall for that time (about a second), they are not reset.
+   */
+  async restartRedirect(proxy: string): Promise<LabProcessRecord> {
+    const key = `${proxy}.redirect`;
+    const old = this.recorded(key);
+    this.clients.get(proxy)?.close();
+    this.clients.delete(proxy);
+    await stopProcess(old);
+    await this.detachLeftover(proxy);
+    rmSync(this.rt.paths.redirectSocket(proxy), { force: true });
+    const rec = this.rt.record(respawn(old));
+    await this.redirectReady(proxy, rec);
+    return rec;
+  }
+
+  /**
+   * Removes the tc program a killed tide-redirect left on the proxy's veth (a stopped one detached
+   * it itself): a new tide-redirect refuses to attach beside it. Measured: SIGKILL leaves the
+   * filter and the clsact qdisc; deleting the filter is enough.
+   */
+  private async detachLeftover(proxy: string): Promise<void> {
+    const p = proxyNode(this.rt.topology, proxy);
+    const tc = ["tc", "-n", p.namespace, "filter"];
+    const { stdout } = await runCommand([...tc, "show", "dev", p.ifname, "ingress"]);
+    for (const f of parseRedirectFilters(stdout)) {
+      await runCommand([
+        ...tc,
+        "del",
+        "dev",
+        p.ifname,
+        "ingress",
+        "protocol",
+        "all",
+        "pref",
+        String(f.pref),
+        "handle",
+        f.handle,
+        "bpf",
+      ]);
+    }
+  }
+
+  private async redirectReady(proxy: string, rec: LabProcessRecord): Promise<void> {
     try {
-      await waitForSocket(socket, REDIRECT_START_TIMEOUT_MS, () => isAlive(rec));
+      await waitForSocket(this.rt.paths.redirectSocket(proxy), REDIRECT_START_TIMEOUT_MS, () => isAlive(rec));
     } catch (e) {
       throw this.rt.startFailure(rec, e);
     }
@@ -71,12 +121,30 @@ export class LabProxies {
     rmSync(log, { force: true });
     const argv = testServerArgv(topology, p, { nodeBin: env.nodeBin, script: TEST_SERVER_SCRIPT, backlog });
     const rec = this.rt.record(spawnDetached({ key, kind: "test-server", node: proxy, argv, log }));
+    await this.serverReady(proxy, rec, 0);
+  }
+
+  /**
+   * Restarts a proxy's test server with the command it was started with (its connections are
+   * reset; the log is kept and appended to).
+   */
+  async restartServer(proxy: string): Promise<LabProcessRecord> {
+    const old = this.recorded(`${proxy}.server`);
+    await stopProcess(old);
+    const from = readLog(old.log).length;
+    const rec = this.rt.record(respawn(old));
+    await this.serverReady(proxy, rec, from);
+    return rec;
+  }
+
+  /** Waits for a test server's "ready <proxy>" line, written after offset `from` of its log. */
+  private async serverReady(proxy: string, rec: LabProcessRecord, from: number): Promise<void> {
     try {
       await labWaitFor(
-        `${key} to log "ready ${proxy}"`,
+        `${rec.key} to log "ready ${proxy}"`,
         () => {
-          if (readLog(log).includes(`ready ${proxy}`)) return true;
-          if (!isAlive(rec)) throw new LabError("process_exited", `${key} exited`);
+          if (readLog(rec.log).slice(from).includes(`ready ${proxy}`)) return true;
+          if (!isAlive(rec)) throw new LabError("process_exited", `${rec.key} exited`);
           return false;
         },
         { timeoutMs: SERVER_START_TIMEOUT_MS, intervalMs: 25 },
@@ -84,6 +152,12 @@ export class LabProxies {
     } catch (e) {
       throw this.rt.startFailure(rec, e);
     }
+  }
+
+  private recorded(key: string): LabProcessRecord {
+    const rec = this.rt.process(key);
+    if (!rec) throw new LabError("not_running", `${key} has no recorded process`);
+    return rec;
   }
 
   /** Restarts a proxy's test server (after changing somaxconn; its connections are reset). */

@@ -65,6 +65,8 @@ export interface LabStatus {
   topology: string;
   prefix: string;
   vip: string;
+  /** VIPs added with `lab vip add` (prefix and pool), beside the lab's own. */
+  addedVips: { cidr: string; pool: string }[];
   ready: boolean;
   redirect: boolean;
   tableHash: string | null;
@@ -153,6 +155,7 @@ export async function labStatus(
     topology: topology.name,
     prefix: topology.prefix,
     vip: topology.vip,
+    addedVips: structuredClone(state.vips ?? []),
     ready: state.ready,
     redirect: state.redirect,
     tableHash: table?.hash ?? null,

@@ -19,8 +19,11 @@ import { issueHostToken, labAgentConfig, labAgentFiles } from "./console/lab-age
 import { type ConsoleTarget, type LabEnvironment } from "./env";
 import { LabError } from "./errors";
 import { writeFileAtomic, type LabConsoleState, type LabPaths, type LabStateFile } from "./lab-files";
-import { isAlive, spawnDetached, stopProcess, type LabProcessRecord } from "./lab-process";
-import { buildLabTable, LAB_POOL, type ProxyHealth, type ProxyStates } from "./lab-table";
+import { isAlive, respawn, spawnDetached, stopProcess, type LabProcessRecord } from "./lab-process";
+import { resolveRestartName } from "./lab-restart";
+import { buildLabTable, LAB_POOL, type ProxyHealth, type ProxyStates, type VipPrefix } from "./lab-table";
+import { checkNewVip, parseVip, vipAddPlan, vipRemovePlan, type LabVipRecord } from "./lab-vips";
+import { labWaitFor } from "./lab-wait";
 import { runCommand, type CommandResult, type RunOptions } from "./host-command";
 import { type NetCounters } from "./net-counters";
 import { type RedirectControl } from "./redirect-control";
@@ -48,6 +51,21 @@ export const CLIENT_LOAD_SCRIPT = fileURLToPath(new URL("../assets/client-load.m
 export const CONSOLE_SYNC_TIMEOUT_MS = 60_000;
 /** An agent that exits this soon after starting has refused its configuration, ms. */
 const AGENT_SETTLE_MS = 500;
+/**
+ * The background load's streams end after at most this long, s (each after a random lifetime in
+ * [half of it, all of it]; a new stream replaces it at once): an operator who drains a lab proxy
+ * sees its established connections reach zero within it.
+ */
+export const DEFAULT_STREAM_LIFETIME_S = 30;
+/** Stream connections the background load keeps open. */
+export const DEFAULT_LOAD_STREAMS = 4;
+
+export interface ClientLoadOptions {
+  /** Stream connections kept open (default DEFAULT_LOAD_STREAMS). */
+  streams?: number;
+  /** Longest life of one stream, s (default DEFAULT_STREAM_LIFETIME_S; 0: streams never end). */
+  streamLifetimeS?: number;
+}
 export interface PushTableResult {
   /** Content hash every running director now reports for the pool. */
   hash: string;
@@ -198,7 +216,7 @@ export class Lab {
         `the console at ${this.state.console.url} owns this lab's tables: change proxies there (REST or the console)`,
       );
     }
-    const table = buildLabTable(this.topology, states, health);
+    const table = buildLabTable(this.topology, states, health, this.tableVips());
     writeFileAtomic(this.paths.tableFile, table.bytes);
     const generations: Record<string, number> = {};
     const mismatches: Record<string, string> = {};
@@ -312,6 +330,133 @@ export class Lab {
     this.drivers.add(driver);
     await driver.started();
     return driver;
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Restarting one process (`npm run lab -- restart`)
+
+  /** The recorded processes' names (state file keys): what restartProcess takes. */
+  get processNames(): string[] {
+    return this.state.processes.map((p) => p.key);
+  }
+
+  /**
+   * Restarts one recorded process (crashed or not) with the command, working directory and
+   * environment it was started with, waits until it is ready (a director: its socket and its
+   * table; tide-redirect: its socket; a test server: its ready line; an agent or the load: still
+   * running after AGENT_SETTLE_MS) and records its new pid, so status reports it running. The other
+   * processes are not touched. `name`: a key, or a console host name (resolveRestartName).
+   */
+  async restartProcess(name: string): Promise<{ key: string; oldPid: number; pid: number; ms: number }> {
+    const key = resolveRestartName(name, this.processNames, labHosts(this.topology));
+    const old = this.rt.process(key)!;
+    const t0 = Date.now();
+    let rec: LabProcessRecord;
+    switch (old.kind) {
+      case "director":
+        rec = await this.directorParts.restart(key);
+        if (this.state.console) await this.waitForDirectorTable(key);
+        break;
+      case "redirect":
+        rec = await this.proxyParts.restartRedirect(old.node);
+        break;
+      case "test-server":
+        rec = await this.proxyParts.restartServer(old.node);
+        break;
+      case "agent":
+      case "client-load":
+        // Their helpers (tide-probes, tide-nsdiag) are in their process group: they go too.
+        await stopProcess(old, 5_000, true);
+        rec = this.rt.record(respawn(old));
+        await sleep(AGENT_SETTLE_MS);
+        if (!isAlive(rec)) throw this.rt.startFailure(rec, new LabError("process_exited", `${key} exited`));
+        break;
+    }
+    return { key, oldPid: old.pid, pid: rec.pid, ms: Date.now() - t0 };
+  }
+
+  /** Console mode: until a restarted director serves the pool again (its agent reloads it). */
+  private async waitForDirectorTable(name: string): Promise<void> {
+    const pool = this.rt.poolName;
+    await labWaitFor(
+      `${name} to serve pool ${pool} again (its agent loads it)`,
+      async () => {
+        const status = await this.directorControl(name).status();
+        return status.pools.some((p) => p.name === pool && p.content_hash !== null);
+      },
+      { timeoutMs: CONSOLE_SYNC_TIMEOUT_MS, intervalMs: 250 },
+    );
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Added VIPs (`npm run lab -- vip add|remove|list`; lab-vips.ts)
+
+  /** VIPs added beside the lab's own, with the pool each is for. */
+  get addedVips(): LabVipRecord[] {
+    return structuredClone(this.state.vips ?? []);
+  }
+
+  /**
+   * Routes a new VIP (an address or a prefix) in the lab: the router's route towards the
+   * directors in the ECMP route, the prefix on every proxy's lo. Standalone, the lab's table gets
+   * its binds (HTTP and stream ports, like the lab's VIP) and is pushed, so it carries traffic at
+   * once; in console mode the bind is the console's to make (pool `pool`, default the lab's).
+   * Idempotent: adding a VIP again re-applies its routing and returns "exists".
+   */
+  async addVip(
+    text: string,
+    options: { pool?: string } = {},
+  ): Promise<{ vip: LabVipRecord; added: boolean }> {
+    const vip = parseVip(text);
+    const pool = options.pool ?? this.poolName;
+    if (!this.state.console && pool !== LAB_POOL) {
+      throw new LabError(
+        "bad_argument",
+        `a standalone lab has one pool, ${LAB_POOL}: --pool ${pool} needs a lab in console mode`,
+      );
+    }
+    const existing = this.state.vips ?? [];
+    const found = checkNewVip(this.topology, existing, vip);
+    const prior = existing.find((v) => v.cidr === vip.cidr);
+    if (prior && prior.pool !== pool) {
+      throw new LabError("bad_argument", `VIP ${vip.cidr} was added for pool ${prior.pool}: remove it first`);
+    }
+    for (const step of vipAddPlan(this.topology, vip, this.state.ecmp)) await runCommand(step.argv);
+    const record = { cidr: vip.cidr, pool };
+    if (found === "new") {
+      this.state.vips = [...existing, record];
+      this.save();
+    }
+    if (!this.state.console && this.state.table) {
+      await this.pushTable(this.state.table.states, this.state.table.health);
+    }
+    return { vip: record, added: found === "new" };
+  }
+
+  /** Undoes addVip (route, lo addresses, standalone: its binds). Removing an unknown VIP is refused. */
+  async removeVip(text: string): Promise<LabVipRecord> {
+    const vip = parseVip(text);
+    const record = (this.state.vips ?? []).find((v) => v.cidr === vip.cidr);
+    if (!record) {
+      throw new LabError(
+        "bad_argument",
+        `VIP ${vip.cidr} was not added with vip add; added: ${this.addedVips.map((v) => v.cidr).join(", ") || "none"}`,
+      );
+    }
+    for (const step of vipRemovePlan(this.topology, vip)) {
+      await runCommand(step.argv, { allowFailure: step.allowFailure ?? false });
+    }
+    this.state.vips = (this.state.vips ?? []).filter((v) => v.cidr !== vip.cidr);
+    this.save();
+    if (!this.state.console && this.state.table) {
+      await this.pushTable(this.state.table.states, this.state.table.health);
+    }
+    return record;
+  }
+
+  /** Added VIPs whose binds the lab's own table carries (standalone: every one). */
+  private tableVips(): VipPrefix[] {
+    return (this.state.vips ?? []).filter((v) => v.pool === LAB_POOL).map((v) => parseVip(v.cidr));
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -494,13 +639,24 @@ export class Lab {
   // Background client load
 
   /**
-   * Starts the light client load (assets/client-load.mjs in the client namespace: a few long-lived
-   * streams and a trickle of new HTTP connections through the VIP) unless it runs already.
+   * Starts the light client load (assets/client-load.mjs in the client namespace: a few stream
+   * connections and a trickle of new HTTP connections through the VIP) unless it runs already.
+   * Each stream ends after a random lifetime in [streamLifetimeS / 2, streamLifetimeS] and a new
+   * one replaces it at once: the offered load stays steady, and a drained proxy's established
+   * connections reach zero within streamLifetimeS (0: streams never end).
    */
-  async startClientLoad(): Promise<void> {
+  async startClientLoad(options: ClientLoadOptions = {}): Promise<void> {
     const key = "client.load";
     const existing = this.rt.process(key);
     if (existing && isAlive(existing)) return;
+    const lifetimeS = options.streamLifetimeS ?? DEFAULT_STREAM_LIFETIME_S;
+    const streams = options.streams ?? DEFAULT_LOAD_STREAMS;
+    if (!Number.isFinite(lifetimeS) || lifetimeS < 0) {
+      throw new LabError("bad_argument", `stream lifetime must be >= 0 s (0: endless), got ${lifetimeS}`);
+    }
+    if (!Number.isInteger(streams) || streams < 1 || streams > 10_000) {
+      throw new LabError("bad_argument", `streams must be 1..10000, got ${streams}`);
+    }
     const rec = this.rt.record(
       spawnDetached({
         key,
@@ -519,6 +675,10 @@ export class Lab {
           String(this.topology.ports.stream),
           "--http-port",
           String(this.topology.ports.http),
+          "--streams",
+          String(streams),
+          "--stream-lifetime-s",
+          String(lifetimeS),
         ],
         log: this.paths.log(key),
       }),

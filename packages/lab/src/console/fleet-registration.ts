@@ -13,7 +13,7 @@ import { LabError } from "../errors";
 import { type GlbTopology } from "../topology";
 import { type ConsoleClient } from "./console-client";
 import {
-  bindsMatch,
+  bindsWithLab,
   CONSOLE_POOL_NAME,
   hashFieldsMatch,
   labHosts,
@@ -58,10 +58,11 @@ export async function registerLabFleet(
     log(`console: created pool ${CONSOLE_POOL_NAME} (${poolId})`);
   }
   let pool = await client.getPool(poolId);
-  if (!bindsMatch(pool.binds, wanted.binds)) {
-    await client.setBinds(poolId, wanted.binds);
+  const binds = bindsWithLab(pool.binds, wanted.binds);
+  if (binds) {
+    await client.setBinds(poolId, binds);
     changes.poolSettings++;
-    log(`console: pool ${CONSOLE_POOL_NAME}: binds set to the lab's`);
+    log(`console: pool ${CONSOLE_POOL_NAME}: added the lab's missing binds (the others stay)`);
   }
   if (wanted.hashFields && !hashFieldsMatch(pool.hashFields, wanted.hashFields)) {
     await client.setHashFields(poolId, wanted.hashFields);
