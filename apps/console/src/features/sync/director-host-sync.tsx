@@ -3,6 +3,7 @@
 import Link from "next/link";
 import { HashPrefix } from "~/components/hash-prefix";
 import { TimeAgo } from "~/components/time-ago";
+import { DirectorPoolStatus } from "./director-pool-status";
 import { SyncState } from "./sync-state";
 import { useFleetSync } from "./use-sync";
 
@@ -34,6 +35,8 @@ export function DirectorHostSync({
       </p>
     );
   }
+  // Set whenever `director` is: it came from sync.data.
+  const checkedAt = sync.data?.checkedAt ?? director.lastCheckIn ?? "";
   return (
     <div data-testid="dataplane-tables" data-state={director.state}>
       <p>
@@ -49,7 +52,7 @@ export function DirectorHostSync({
         {director.pools.map((p) => (
           <li key={p.poolId} data-testid="director-pool" data-pool={p.poolName} data-state={p.state}>
             <Link href={`/pools/${p.poolId}`}>{p.poolName}</Link>: wants{" "}
-            {p.desired ? `v${p.desired.version}` : "nothing yet"}, serves{" "}
+            {p.desired ? `v${p.desired.version}` : "nothing yet"}, last report: serves{" "}
             {p.served ? (
               p.served.version !== null ? (
                 `v${p.served.version}`
@@ -59,7 +62,7 @@ export function DirectorHostSync({
             ) : (
               "nothing"
             )}{" "}
-            <SyncState state={p.state} />
+            <DirectorPoolStatus pool={p} checkedAt={checkedAt} />
           </li>
         ))}
         {director.extraPools.map((name) => (

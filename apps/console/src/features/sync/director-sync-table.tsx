@@ -4,21 +4,23 @@ import Link from "next/link";
 import { ErrorNotice } from "~/components/error-notice";
 import { HashPrefix } from "~/components/hash-prefix";
 import { TimeAgo } from "~/components/time-ago";
+import { DirectorPoolStatus } from "./director-pool-status";
 import { SyncState } from "./sync-state";
 import styles from "./sync.module.css";
 import { useFleetSync } from "./use-sync";
 import { TableScroll } from "~/components/table-scroll";
 
 /**
- * Every director with what it should serve and what it serves, per pool: desired and served
- * version, in sync or behind since when, its agent's last check-in and whether it reached the
- * director's control socket. Live (re-read every second).
+ * Every director with what it should serve and what its last report says it serves, per pool:
+ * desired and served version, in sync since when, propagating, behind (only past the change's
+ * expected time) or unknown (late reports), its agent's last check-in and last report, and whether
+ * it reached the director's control socket. Live (re-read every second).
  */
 export function DirectorSyncTable() {
   const sync = useFleetSync();
   if (sync.error) return <ErrorNotice error={sync.error} />;
   if (!sync.data) return <p className="muted body">Loading directors…</p>;
-  const { directors } = sync.data;
+  const { directors, checkedAt } = sync.data;
   if (directors.length === 0)
     return (
       <p className="muted body">
@@ -78,7 +80,7 @@ export function DirectorSyncTable() {
                       ) : (
                         "none"
                       )}{" "}
-                      <SyncState state={p.state} />
+                      <DirectorPoolStatus pool={p} checkedAt={checkedAt} />
                     </span>
                   ))}
                   {d.extraPools.length > 0 && (
@@ -88,6 +90,11 @@ export function DirectorSyncTable() {
               </td>
               <td>
                 {d.lastCheckIn ? <TimeAgo iso={d.lastCheckIn} /> : <span className="muted">never</span>}
+                {d.lastReportAt && d.lastReportAt !== d.lastCheckIn && (
+                  <div className="muted">
+                    last report <TimeAgo iso={d.lastReportAt} />
+                  </div>
+                )}
               </td>
             </tr>
           ))}

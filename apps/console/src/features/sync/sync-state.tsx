@@ -1,38 +1,45 @@
-import type { DirectorPoolSyncState, DirectorSyncState } from "@tide/contracts";
+import type { DirectorPoolSyncState, DirectorSyncState, PoolSyncState } from "@tide/contracts";
 import styles from "./sync.module.css";
 
-const poolLabels: Record<DirectorPoolSyncState, string> = {
+type AnySyncState = DirectorPoolSyncState | DirectorSyncState | PoolSyncState;
+
+const labels: Record<AnySyncState, string> = {
   in_sync: "in sync",
+  propagating: "propagating",
   behind: "behind",
   not_served: "not served",
-  silent: "silent",
+  unknown: "unknown",
   no_table: "no table yet",
-};
-
-const directorLabels: Record<DirectorSyncState, string> = {
-  in_sync: "in sync",
   out_of_sync: "out of sync",
   silent: "silent",
   no_agent: "no agent",
   idle: "no pools",
+  no_directors: "no directors",
 };
 
-const tone = (state: string) =>
-  state === "in_sync" || state === "idle" || state === "no_table"
-    ? styles.good
-    : state === "silent" || state === "no_agent"
-      ? styles.bad
-      : styles.warn;
+/**
+ * Colour says how sure and how bad: green served, blue on its way (within its expected time), grey
+ * not known (late reports), amber out of sync past the expected time, red no agent in contact.
+ */
+const tones: Record<AnySyncState, string | undefined> = {
+  in_sync: styles.good,
+  idle: styles.good,
+  no_table: styles.good,
+  propagating: styles.pending,
+  unknown: styles.unknown,
+  no_directors: styles.unknown,
+  behind: styles.warn,
+  not_served: styles.warn,
+  out_of_sync: styles.warn,
+  silent: styles.bad,
+  no_agent: styles.bad,
+};
 
-/** A director's or a pool's sync state as a coloured word (the state itself is the test id's value). */
-export function SyncState({ state }: { state: DirectorPoolSyncState | DirectorSyncState }) {
-  const label =
-    (poolLabels as Record<string, string>)[state] ??
-    (directorLabels as Record<string, string>)[state] ??
-    state;
+/** A director's, a pool's or a pool-on-a-director's sync state as a coloured word. */
+export function SyncState({ state }: { state: AnySyncState }) {
   return (
-    <span className={`${styles.state} ${tone(state)}`} data-testid="sync-state" data-state={state}>
-      {label}
+    <span className={`${styles.state} ${tones[state] ?? ""}`} data-testid="sync-state" data-state={state}>
+      {labels[state] ?? state}
     </span>
   );
 }
