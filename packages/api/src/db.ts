@@ -34,38 +34,104 @@ export async function checkDatabase(db?: Db, timeoutMs = HEALTH_CHECK_TIMEOUT_MS
   }
 }
 
-/** SQLSTATEs that mean "the database is busy, retry": lock_not_available, query_canceled. */
-const BUSY_SQLSTATES = { "55P03": "a row it needs is locked", "57014": "a statement took too long" } as const;
-type BusySqlState = keyof typeof BUSY_SQLSTATES;
+/**
+ * The database timeouts (and the one capacity refusal) that mean "busy, retry" rather than "broken",
+ * each with the words the 503 says. What each looks like under Prisma's pg driver adapter (measured
+ * in http/db-timeouts.integration-test.ts, which provokes every one against PostgreSQL):
+ * - connect: no pool connection came free within connectTimeoutMs (pg-pool: a plain Error "timeout
+ *   exceeded when trying to connect", no code, Prisma passes it through as it is), or opening a new
+ *   connection took longer (pg-pool: "Connection terminated due to connection timeout"). Prisma's
+ *   own pool (P2024) is not used with the adapter; it is recognised all the same.
+ * - lock: lock_timeout (SQLSTATE 55P03), as `code` on pg's error, `originalCode` inside Prisma's
+ *   P2010 { meta: { driverAdapterError: { cause } } }.
+ * - statement: statement_timeout (SQLSTATE 57014), wrapped like a lock timeout; and the client's
+ *   own query_timeout for a server that no longer answers (pg: a plain Error "Query read timeout").
+ * - transaction: a Prisma interactive transaction that outlived its `timeout` or could not start
+ *   within `maxWait` (P2028 "… expired transaction …" / "Unable to start a transaction in the given
+ *   time"); Prisma rolls it back, so nothing was changed.
+ * - connections: PostgreSQL refused a new connection, max_connections or the database's connection
+ *   limit reached (SQLSTATE 53300, Prisma's TooManyConnections keeps it as originalCode): load, not
+ *   a fault, and a retry a moment later finds one free.
+ * Not busy: idle_in_transaction_session_timeout (25P03). It ends a session that held a transaction
+ * open without a statement for 60 s, longer than any transaction may live (15 s), so it means a
+ * bug, not load; the request on that session sees "Client has encountered a connection error".
+ */
+export type DatabaseTimeout = "connect" | "lock" | "statement" | "transaction" | "connections";
+
+const BUSY_WORDS: Record<DatabaseTimeout, string> = {
+  connect: "no database connection was free in time",
+  lock: "a row it needs is locked",
+  statement: "a statement took too long",
+  transaction: "a transaction took too long",
+  connections: "it has no connection to spare",
+};
+
+/** SQLSTATEs that mean busy: lock_not_available, query_canceled, too_many_connections. */
+const BUSY_SQLSTATES: Record<string, DatabaseTimeout> = {
+  "55P03": "lock",
+  "57014": "statement",
+  "53300": "connections",
+};
+
+/** node-postgres's own messages for its client-side timeouts (its errors carry no code). */
+const BUSY_PG_MESSAGES: Record<string, DatabaseTimeout> = {
+  "timeout exceeded when trying to connect": "connect",
+  "Connection terminated due to connection timeout": "connect",
+  "Query read timeout": "statement",
+};
+
+/** Prisma's codes: P2024 its pool's timeout, P2028 a transaction timeout (only those messages). */
+const PRISMA_TRANSACTION_TIMEOUT = /expired transaction|Unable to start a transaction in the given time/;
 
 /** Seconds a client should wait before retrying a busy answer (the Retry-After header). */
 export const BUSY_RETRY_AFTER_S = 1;
 
-function busySqlState(e: unknown, depth = 0): BusySqlState | null {
+/** Which database timeout e is, however Prisma wrapped it, or null. */
+export function databaseTimeoutOf(
+  e: unknown,
+  depth = 0,
+): { kind: DatabaseTimeout; sqlState?: string } | null {
   if (depth > 6 || e === null || typeof e !== "object") return null;
   const o = e as Record<string, unknown>;
   for (const key of ["code", "originalCode"]) {
     const v = o[key];
-    if (typeof v === "string" && v in BUSY_SQLSTATES) return v as BusySqlState;
+    if (typeof v === "string" && Object.hasOwn(BUSY_SQLSTATES, v)) {
+      return { kind: BUSY_SQLSTATES[v]!, sqlState: v };
+    }
+  }
+  if (o["code"] === "P2024") return { kind: "connect" };
+  if (
+    o["code"] === "P2028" &&
+    typeof o["message"] === "string" &&
+    PRISMA_TRANSACTION_TIMEOUT.test(o["message"])
+  )
+    return { kind: "transaction" };
+  if (e instanceof Error && Object.hasOwn(BUSY_PG_MESSAGES, e.message)) {
+    return { kind: BUSY_PG_MESSAGES[e.message]! };
   }
   // Prisma wraps the pg error: P2010 { meta: { driverAdapterError: { cause: { code } } } }.
   for (const key of ["meta", "driverAdapterError", "cause"]) {
-    const found = busySqlState(o[key], depth + 1);
+    const found = databaseTimeoutOf(o[key], depth + 1);
     if (found) return found;
   }
   return null;
 }
 
 /**
- * A TideError "busy" when e is a PostgreSQL lock timeout (55P03) or statement timeout (57014),
- * however Prisma wrapped it; otherwise null.
+ * A TideError "busy" (503, Retry-After BUSY_RETRY_AFTER_S) when e is a database timeout
+ * (databaseTimeoutOf: connect, lock, statement, transaction, or no connection to spare), however
+ * Prisma wrapped it; otherwise null.
  */
 export function busyErrorFrom(e: unknown): TideError | null {
-  const state = busySqlState(e);
-  if (!state) return null;
+  const timeout = databaseTimeoutOf(e);
+  if (!timeout) return null;
   return new TideError(
     "busy",
-    `The database is busy (${BUSY_SQLSTATES[state]}); nothing was changed. Retry in a moment.`,
-    { sqlState: state, retryAfterSeconds: BUSY_RETRY_AFTER_S },
+    `The database is busy (${BUSY_WORDS[timeout.kind]}); nothing was changed. Retry in a moment.`,
+    {
+      timeout: timeout.kind,
+      ...(timeout.sqlState ? { sqlState: timeout.sqlState } : {}),
+      retryAfterS: BUSY_RETRY_AFTER_S,
+    },
   );
 }

@@ -27,6 +27,8 @@ export interface CreateDbOptions {
   max?: number;
   lockTimeoutMs?: number;
   statementTimeoutMs?: number;
+  /** connectionTimeoutMillis: waiting for a free pool connection, or for a new one to open. */
+  connectTimeoutMs?: number;
 }
 
 /**
@@ -41,7 +43,7 @@ export function createDb(databaseUrl: string, options: CreateDbOptions = {}): Db
     lock_timeout: options.lockTimeoutMs ?? DB_TIMEOUTS.lockTimeoutMs,
     statement_timeout: statementTimeoutMs,
     idle_in_transaction_session_timeout: DB_TIMEOUTS.idleInTransactionTimeoutMs,
-    connectionTimeoutMillis: DB_TIMEOUTS.connectTimeoutMs,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DB_TIMEOUTS.connectTimeoutMs,
     query_timeout: statementTimeoutMs + 5_000,
   });
   // The adapter ends the pool on $disconnect.
