@@ -193,8 +193,10 @@ const t = initTRPC
   });
 
 /**
- * Turn TideErrors thrown by services into tRPC errors with the matching code, and a database lock
- * or statement timeout (SQLSTATE 55P03 / 57014) into 503 busy: the caller should retry, not see 500.
+ * Turn TideErrors thrown by services into tRPC errors with the matching code, and a database
+ * timeout (db.ts busyErrorFrom: no connection free in time, a lock or statement timeout, a
+ * transaction timeout) into SERVICE_UNAVAILABLE, 503 busy: the caller should retry, not see 500.
+ * Both adapters add Retry-After to it (http/routes.ts).
  */
 const tideErrors = t.middleware(async ({ next }) => {
   const result = await next();

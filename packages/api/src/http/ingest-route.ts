@@ -1,6 +1,7 @@
 import { AgentObservationsReply, findUnsafeText, jsonMayHoldUnsafeText } from "@tide/contracts";
 import type { HostCaller } from "../auth/host-tokens.service";
 import type { Context } from "../context";
+import { busyErrorFrom } from "../db";
 import { acceptObservations } from "../services/ingest.service";
 import { acceptsBatch } from "./ingest-batch-check";
 
@@ -18,11 +19,13 @@ import { acceptsBatch } from "./ingest-batch-check";
  *
  * Only a batch that goes through untouched is answered here. Anything else returns null and the
  * request takes the REST adapter with the same body, so every refusal and error (400 with the
- * fields, 403 for another host's samples, 499, 503 busy, the audit of refusals) is the procedure's,
- * word for word. That is safe because nothing here changes anything before it fails, except one
- * case: a step after the batch was stored throws (director sync, the desired revision). The
- * adapter then runs the batch again, finds every sample stored and answers as it would have
- * answered the agent's retry: accepted 0, each sample refused as a duplicate (it is stored).
+ * fields, 403 for another host's samples, 499, the audit of refusals) is the procedure's, word for
+ * word; only a database timeout is thrown on, for routes.ts to answer 503 busy as the procedure
+ * would. That is safe because nothing here changes anything before it fails, except one case: a
+ * step after the batch was stored throws (director sync, the desired revision). The adapter then
+ * runs the batch again, finds every sample stored and answers as it would have answered the
+ * agent's retry: accepted 0, each sample refused as a duplicate (it is stored). A busy answer in
+ * that case is safe too: the agent resends, and is told the same.
  */
 export async function ingestDirect(
   ctx: Context & { host: HostCaller },
@@ -34,7 +37,10 @@ export async function ingestDirect(
   let reply: AgentObservationsReply;
   try {
     reply = AgentObservationsReply.parse(await acceptObservations(ctx, body, text));
-  } catch {
+  } catch (e) {
+    // A database timeout is answered 503 busy at once (routes.ts), not run again through the
+    // adapter: a second wait for a connection (5 s) would outlast the agent's 10 s time limit.
+    if (busyErrorFrom(e)) throw e;
     return null;
   }
   return new Response(JSON.stringify(reply), {

@@ -4,7 +4,8 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { createOpenApiFetchHandler } from "trpc-to-openapi";
 import { createContext, presentsHostToken, type Context } from "../context";
 import { restMethodsFor } from "../openapi";
-import { BUSY_RETRY_AFTER_S } from "../db";
+import { isTideError } from "@tide/contracts";
+import { BUSY_RETRY_AFTER_S, busyErrorFrom } from "../db";
 import { appRouter } from "../routers/_app";
 import { ingestAdmission, type IngestAdmission } from "./ingest-admission";
 import { ingestDirect } from "./ingest-route";
@@ -55,6 +56,20 @@ function withRetryAfter(res: Response): Response {
   return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
 }
 
+/**
+ * The answer to a request that failed outside its procedure, where neither adapter maps errors:
+ * looking up the caller's token or session, or the agents' direct batch path. A database timeout
+ * is 503 busy with Retry-After (busyErrorFrom), like the procedures' own; anything else 500, in the
+ * log. Without it the error escaped the route handler and Next.js answered 500 with an empty body
+ * (issue 26: explain under load).
+ */
+function failedOutsideProcedure(e: unknown, shape: "rest" | "trpc"): Response {
+  const error = isTideError(e) ? e : busyErrorFrom(e);
+  if (error) return withRetryAfter(refusalResponse(new RequestRefusal(error.code, error.message), shape));
+  console.error(`${shape === "rest" ? "REST" : "tRPC"} request failed before its procedure:`, e);
+  return refusalResponse(new RequestRefusal("internal", "Internal error; see the console's log."), shape);
+}
+
 /** The request again, with the body already read (or none), so adapters never read the original. */
 function rebuilt(req: Request, body: string | null): Request {
   return new Request(req.url, {
@@ -73,7 +88,7 @@ export async function handleRestRequest(
   req: Request,
   opts: { db?: Db; onError?: OnError; admission?: IngestAdmission } = {},
 ): Promise<Response> {
-  const res = await restResponse(req, opts);
+  const res = await restResponse(req, opts).catch((e: unknown) => failedOutsideProcedure(e, "rest"));
   return new URL(req.url).pathname.startsWith(AGENT_PATHS) ? notCompressed(res) : res;
 }
 
@@ -175,6 +190,10 @@ export async function handleTrpcRequest(
   req: Request,
   opts: { db?: Db; onError?: OnError } = {},
 ): Promise<Response> {
+  return trpcResponse(req, opts).catch((e: unknown) => failedOutsideProcedure(e, "trpc"));
+}
+
+async function trpcResponse(req: Request, opts: { db?: Db; onError?: OnError }): Promise<Response> {
   const url = new URL(req.url);
   const calls = url.pathname.slice(TRPC_ENDPOINT.length + 1).split(",").length;
   if (url.searchParams.get("batch") === "1" && calls > TRPC_MAX_BATCH_CALLS) {
