@@ -10,6 +10,7 @@ import { RESTART_NAME_HELP } from "./lab-restart";
 import type { LabStatus } from "./lab-status";
 import { LabError, isLabError } from "./errors";
 import { LAB_POOL } from "./lab-table";
+import { parseVip } from "./lab-vips";
 import { LAB_VIP } from "./topology";
 
 export const USAGE = `usage: npm run lab -- <command> [options]
@@ -228,10 +229,12 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case "vip": {
+      const action = positionals[1];
+      const address = positionals[2];
+      // A bad address is refused before the lab is looked at.
+      if (address !== undefined) parseVip(address);
       const lab = await attached();
       try {
-        const action = positionals[1];
-        const address = positionals[2];
         if (action === "list") {
           const vips = lab.addedVips;
           if (values.json) process.stdout.write(`${JSON.stringify(vips, null, 2)}\n`);

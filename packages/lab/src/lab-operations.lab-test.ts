@@ -144,6 +144,7 @@ describe("the lab as a test bed: recycled load, restart, vip add", () => {
     const r1 = cli("restart", "dir1");
     expect(r1.code, r1.stderr).toBe(0);
     expect(r1.stderr).toMatch(/dir1 restarted: pid \d+ -> \d+/);
+    log(r1.stderr.trim());
     const s1 = cliStatus();
     expect(s1.processes.every((p) => p.alive)).toBe(true);
     expect(pids(s1).dir1).not.toBe(pids(before).dir1);
@@ -164,6 +165,7 @@ describe("the lab as a test bed: recycled load, restart, vip add", () => {
     for (const name of ["lab-director-2", "prx2.redirect"]) {
       const r = cli("restart", name);
       expect(r.code, r.stderr).toBe(0);
+      log(r.stderr.trim());
     }
     const s2 = cliStatus();
     expect(s2.processes.every((p) => p.alive)).toBe(true);
@@ -194,7 +196,7 @@ describe("the lab as a test bed: recycled load, restart, vip add", () => {
     const several = cli("restart", "prx1");
     expect(several.code).toBe(2);
     expect(several.stderr).toMatch(/name one of prx1\.server, prx1\.redirect/);
-  }, 120_000);
+  }, 180_000);
 
   it("routes a VIP added with vip add end to end, and vip remove undoes it", async () => {
     const hashBefore = lab!.table!.hash;
@@ -272,5 +274,5 @@ describe("the lab as a test bed: recycled load, restart, vip add", () => {
     } finally {
       await driver.stop();
     }
-  }, 120_000);
+  }, 180_000);
 });

@@ -367,12 +367,28 @@ export class Lab {
       case "client-load":
         // Their helpers (tide-probes, tide-nsdiag) are in their process group: they go too.
         await stopProcess(old, 5_000, true);
-        rec = this.rt.record(respawn(old));
+        rec = this.rt.record(respawn(this.withLaunchContext(old)));
         await sleep(AGENT_SETTLE_MS);
         if (!isAlive(rec)) throw this.rt.startFailure(rec, new LabError("process_exited", `${key} exited`));
         break;
     }
     return { key, oldPid: old.pid, pid: rec.pid, ms: Date.now() - t0 };
+  }
+
+  /**
+   * An agent recorded before records kept cwd and env (a lab brought up by an older checkout) gets
+   * what startAgent gives one: its files' directory and a clean environment (the agent reads
+   * TIDE_* variables over its file, so the CLI's own must not leak into it).
+   */
+  private withLaunchContext(rec: LabProcessRecord): LabProcessRecord {
+    if (rec.kind !== "agent" || rec.cwd !== undefined) return rec;
+    const host = labHosts(this.topology).find((h) => h.name === rec.node);
+    if (!host) return rec;
+    return {
+      ...rec,
+      cwd: labAgentFiles(this.paths.dir, host.hostname).dir,
+      env: { PATH: this.env.searchPath, LANG: "C" },
+    };
   }
 
   /** Console mode: until a restarted director serves the pool again (its agent reloads it). */
