@@ -9,19 +9,26 @@ import {
 } from "@tide/contracts";
 import { bindSelect, hostTrafficContext, storeHostTraffic, type Db, type Prisma } from "@tide/db";
 import { POOLS_CHANNEL } from "../live/channels";
+import { DESIRED_SAMPLE_INTERVAL_MS } from "./desired-state.service";
+import { batchIntervalFor, ingestPacer } from "./ingest-pacing";
 import {
+  alternateHashRate,
   establishedToBinds,
   fallRate,
+  lateAfterMs,
   nextTraffic,
+  trafficForBinds,
+  trafficLateness,
   type HostTraffic,
   type TrafficSample,
 } from "./proxy-traffic.plan";
 
 /**
- * Live traffic of proxies (issue 12 item 3). Ingest hands each proxy host's newest sample here: its
- * traffic (hosts.traffic) moves one step (proxy-traffic.plan.ts) and the pages of the pools it is a
- * proxy of are told (tide_pools "<pool id> traffic"). A host is a pool's proxy when its name is the
- * proxy's host name, as directors are found by theirs.
+ * Live traffic of proxies (issue 12 item 3, issue 26 item 5). Ingest hands each proxy host's newest
+ * sample here: its traffic (hosts.traffic) moves one step (proxy-traffic.plan.ts) and the pages of
+ * the pools it is a proxy of are told (tide_pools "<pool id> traffic"). A host is a pool's proxy
+ * when its name is the proxy's host name, as directors are found by theirs. Each pool gets the
+ * figures of its own VIPs (trafficForBinds); figures of a late reading are null and say so.
  */
 
 type Established = NonNullable<HostTraffic["established"]>;
@@ -43,14 +50,25 @@ function establishedOf(o: Observation): Established | null {
   return seen ? [...sum.values()] : null;
 }
 
+/**
+ * How often this process expects a host's readings, ms: the batch interval it asks of its agents
+ * (ingest-pacing.ts), at least the sample interval. Readings further apart than lateAfterMs of it
+ * are late.
+ */
+export function expectedReadingIntervalMs(): number {
+  return Math.max(DESIRED_SAMPLE_INTERVAL_MS, batchIntervalFor(ingestPacer().activeHosts));
+}
+
 /** After a batch is stored: the host's traffic, if it is a proxy host; best effort (never fails ingest). */
 export async function recordTraffic(
   db: Db,
   host: { hostId: string; hostname: string },
   newest: Observation,
   dataPlane: readonly DataPlaneState[],
+  expectedIntervalMs = expectedReadingIntervalMs(),
 ): Promise<void> {
-  const redirect = dataPlane.find((d) => d.component === "redirect" && d.reachable)?.redirectCounters ?? null;
+  const state = dataPlane.find((d) => d.component === "redirect" && d.reachable);
+  const redirect = state?.redirectCounters ?? null;
   const established = establishedOf(newest);
   if (redirect === null && established === null) return;
   try {
@@ -60,6 +78,9 @@ export async function recordTraffic(
     const sample: TrafficSample = {
       at: newest.sampledAt,
       redirect,
+      vips: redirect === null ? null : (state?.redirectVips ?? null),
+      ...(redirect !== null && state?.countersReadAt !== undefined ? { readAt: state.countersReadAt } : {}),
+      expectedIntervalMs,
       established,
       vipEstablished: establishedToBinds(established, context.binds),
     };
@@ -111,7 +132,12 @@ export async function poolTraffic(db: Db, poolId: string, now = new Date()): Pro
     const counts = noFindings();
     for (const f of findings) if (f.hostId === host?.id) counts[f.severity] += f._count._all;
     const stale = t === null || now.getTime() - Date.parse(t.at) > PROXY_TRAFFIC_STALE_AFTER_MS;
-    const fresh = (v: number | null | undefined) => (stale || v === null || v === undefined ? null : v);
+    const lateReason = t === null ? null : trafficLateness(t, now);
+    const late = lateReason !== null;
+    const figures = t === null ? null : trafficForBinds(t, pool.binds);
+    // Late or stale: unknown, never a zero (a zero would be followed by a double).
+    const fresh = (v: number | null | undefined) =>
+      stale || late || v === null || v === undefined ? null : v;
     const established = stale ? null : establishedToBinds(t?.established, pool.binds);
     const row = {
       proxyId: p.id,
@@ -119,9 +145,16 @@ export async function poolTraffic(db: Db, poolId: string, now = new Date()): Pro
       hostId: host?.id ?? null,
       at: t?.at ?? null,
       stale,
-      newConnectionsPerS: fresh(t?.rates.newConnections),
-      forwardedToAlternatePerS: fresh(t?.rates.forwardedToAlternate),
-      acceptedEstablishedPerS: fresh(t?.rates.acceptedEstablished),
+      late,
+      lateReason,
+      scope: figures?.scope ?? "pool",
+      newConnectionsPerS: fresh(figures?.newConnectionsPerS),
+      forwardedToAlternatePerS: fresh(figures?.forwardedToAlternatePerS),
+      acceptedEstablishedPerS: fresh(figures?.acceptedEstablishedPerS),
+      acceptedSecondChancePerS: fresh(figures?.acceptedSecondChancePerS),
+      acceptedAlternateHashPerS: fresh(figures?.acceptedAlternateHashPerS),
+      acceptedLastResortPerS: fresh(figures?.acceptedLastResortPerS),
+      secondChancePerS: fresh(figures?.secondChancePerS),
       established,
       establishedFallingPerS: stale || !t ? null : fallRate(t.history),
       findings: counts,
@@ -133,6 +166,55 @@ export async function poolTraffic(db: Db, poolId: string, now = new Date()): Pro
     return row;
   });
   return { poolId: pool.id, proxies, totals };
+}
+
+/**
+ * Whether established flows still reach a pool's proxies through the alternate hash of a
+ * hash-field migration (alt_hash_fields): tide-redirect's accepted_alternate_hash on the pool's
+ * VIPs, per second over the last `windowMs` before `now`, for the pool service to finish a
+ * migration once no flow takes the old hash fields any more (hash-migration.service.ts).
+ *
+ * - proxies: the pool's proxies that can hold flows (every state but inactive: a draining proxy's
+ *   flows are exactly the ones a migration must keep).
+ * - reportingProxies: of those, the ones whose host sent per-VIP counters over the whole window
+ *   (a reading at most lateAfterMs of its interval after the window starts and before `now`).
+ *   An older agent or tide-redirect, or a silent host, does not report.
+ * - acceptedAlternateHashPerS: packets per second summed over the reporting proxies; null when
+ *   none reported. 0 with every proxy reporting is the only "no flow takes the alternate" answer.
+ *
+ * Reads the hosts' stored traffic (hosts.traffic, ALTERNATE_HASH_KEEP_MS of readings): windows up
+ * to 2 minutes. Throws not_found for an unknown pool.
+ */
+export async function alternateHashActivity(
+  db: Db,
+  poolId: string,
+  windowMs: number,
+  now = new Date(),
+): Promise<{ acceptedAlternateHashPerS: number | null; reportingProxies: number; proxies: number }> {
+  const pool = await db.pool.findUnique({
+    where: { id: poolId },
+    select: { binds: { select: bindSelect }, proxies: { select: { hostname: true, state: true } } },
+  });
+  if (!pool) throw new TideError("not_found", `Pool ${poolId} does not exist.`);
+  const holding = pool.proxies.filter((p) => p.state !== "inactive");
+  const hosts = await db.host.findMany({
+    where: { name: { in: [...new Set(holding.map((p) => p.hostname))] } },
+    select: { name: true, traffic: true },
+  });
+  const byName = new Map(hosts.map((h) => [h.name, (h.traffic ?? null) as HostTraffic | null]));
+  const from = new Date(now.getTime() - windowMs);
+  let reporting = 0;
+  let sum: number | null = null;
+  for (const p of holding) {
+    const t = byName.get(p.hostname) ?? null;
+    if (t === null) continue;
+    const slack = lateAfterMs(t.expectedIntervalMs ?? DESIRED_SAMPLE_INTERVAL_MS);
+    const r = alternateHashRate(t.alternateHash, pool.binds, from, now, slack);
+    if (r === null) continue;
+    reporting++;
+    sum = (sum ?? 0) + r;
+  }
+  return { acceptedAlternateHashPerS: sum, reportingProxies: reporting, proxies: holding.length };
 }
 
 /**
