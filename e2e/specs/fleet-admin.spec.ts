@@ -52,6 +52,7 @@ test("admin creates a pool, proxies, a director, changes hash fields; an operato
   test.setTimeout(180_000);
   await signIn(page);
   let poolId = "";
+  let otherPoolId = "";
 
   await test.step("new pool: a bad bind address is refused next to its field", async () => {
     await page.goto("/");
@@ -126,6 +127,7 @@ test("admin creates a pool, proxies, a director, changes hash fields; an operato
       data: { name: otherPoolName, binds: [{ address: `${net}.64/26`, proto: "udp", portStart: 8050 }] },
     });
     expect(res.status()).toBe(200);
+    otherPoolId = ((await res.json()) as { id: string }).id;
     await page.reload();
     const row = page.locator(`[data-testid="admin-director-row"][data-hostname="${directorName}"]`);
     await row.getByTestId("assign-pool-select").selectOption({ label: otherPoolName });
@@ -149,11 +151,29 @@ test("admin creates a pool, proxies, a director, changes hash fields; an operato
     const moved = panel.getByTestId("hash-preview-moved");
     await expect(moved).toContainText("sample flows");
     expect(Number(await moved.getAttribute("data-moved"))).toBeGreaterThan(0);
+    // A director serves the pool: the change migrates and says it keeps connections.
+    await expect(panel.getByTestId("hash-preview-keeps")).toHaveAttribute("data-migrates", "true");
+    await expect(panel.getByTestId("hash-preview-keeps")).toContainText("Established connections are kept");
     await panel.getByTestId("hash-fields-reason").fill("e2e: spread one client's connections");
     await panel.getByTestId("confirm-hash-fields").click();
     await expect(panel.getByTestId("hash-fields-saved")).toContainText("table v4 written");
     await expect(panel.getByTestId("current-hash-fields")).toHaveText("src_addr, src_port");
+    // The migration shows, here and on the pool page; another change waits for it.
+    const banner = panel.getByTestId("hash-migration-banner");
+    await expect(banner).toContainText("Hash fields migrating src_addr → src_addr, src_port");
+    await panel.getByTestId("hash-field-dst_port").check();
+    await expect(panel.getByTestId("preview-hash-fields")).toBeDisabled();
+    await panel.getByTestId("hash-field-dst_port").uncheck();
     await page.screenshot({ path: test.info().outputPath("pool-settings-wide.png"), fullPage: true });
+    await page.goto(`/pools/${poolId}`);
+    await expect(page.getByTestId("hash-migration-banner")).toContainText("for ");
+    // No proxy reports alternate-hash counters here (no agents): the banner says it does not know.
+    await expect(page.getByTestId("hash-migration-alternate")).toContainText("unknown");
+    await page.getByTestId("finish-hash-migration").click();
+    await page.getByTestId("confirm-finish-hash-migration").click();
+    await expect(page.getByTestId("hash-migration-banner")).toHaveCount(0);
+    await expect(page.getByTestId("current-version")).toHaveAttribute("data-version", "5");
+    await page.getByTestId("pool-settings-link").click();
     // Active proxies cannot be removed; the reason is on the button.
     const remove = page.getByTestId("admin-proxy-row").first().getByTestId("remove-proxy");
     await expect(remove).toBeDisabled();
@@ -248,9 +268,34 @@ test("admin creates a pool, proxies, a director, changes hash fields; an operato
     }
   });
 
+  await test.step("unassign the director, then delete the pool with its three active proxies", async () => {
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.goto(`/pools/${poolId}/settings`);
+    await page.getByTestId("delete-pool").click();
+    await page.getByTestId("confirm-delete-pool").click();
+    const refused = page.getByTestId("delete-pool-error");
+    await expect(refused).toContainText(`tidectl director unassign ${directorName} ${poolName}`);
+    await page.goto("/directors");
+    const row = page.locator(`[data-testid="admin-director-row"][data-hostname="${directorName}"]`);
+    const served = row.locator(`[data-testid="served-pool"][data-pool-id="${poolId}"]`);
+    await served.getByTestId("unassign-pool").click();
+    await served.getByTestId("confirm-unassign-pool").click();
+    await expect(row.locator(`[data-testid="served-pool"][data-pool-id="${poolId}"]`)).toHaveCount(0);
+    await page.goto(`/pools/${poolId}/settings`);
+    await expect(page.locator('[data-testid="admin-proxy-row"]')).toHaveCount(3);
+    await page.getByTestId("delete-pool").click();
+    await expect(
+      page.getByText(`Delete ${poolName}, its 3 proxies, binds and table versions?`),
+    ).toBeVisible();
+    await page.getByTestId("confirm-delete-pool").click();
+    await expect(page).toHaveURL(/\/$/);
+    const gone = await page.request.get(`/api/v1/pools/${poolId}`);
+    expect(gone.status()).toBe(404);
+  });
+
   await test.step("the admin pages fit a 390 px wide screen", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const path of ["/pools/new", `/pools/${poolId}/settings`, "/directors", "/settings/users"]) {
+    for (const path of ["/pools/new", `/pools/${otherPoolId}/settings`, "/directors", "/settings/users"]) {
       await page.goto(path);
       await expect(page.locator("main h1")).toBeVisible();
       await expectNoSideScroll(page);

@@ -74,12 +74,27 @@ export const TableVersionSummary = z
   .describe("An immutable forwarding table version");
 export type TableVersionSummary = z.infer<typeof TableVersionSummary>;
 
+export const HashMigration = z
+  .object({
+    from: z.array(HashField).describe("The fields the pool hashed on before (the tables' alt_hash_fields)"),
+    to: z.array(HashField).describe("The fields it hashes on now"),
+    startedAt: z.string().datetime().describe("When the change was made (ISO 8601)"),
+  })
+  .describe(
+    "A hash-field change in progress: every table carries the old fields as alt_hash_fields, so a flow " +
+      "that hashes to another row now still reaches its old proxy as an extra hop, until it is finished",
+  );
+export type HashMigration = z.infer<typeof HashMigration>;
+
 export const PoolSummary = z
   .object({
     id: PoolId,
     name: z.string().describe("Pool name (unique)"),
     description: z.string().describe("What the pool serves, for humans"),
     hashFields: z.array(HashField).describe("Fields hashed to pick a row, in hashing order"),
+    hashMigration: HashMigration.nullable().describe(
+      "A hash-field change still migrating (established flows reach their old proxy); null = none",
+    ),
     healthCheck: PoolHealthCheck.describe("How the directors check this pool's proxies"),
     binds: z.array(Bind).describe("The VIP binds whose packets this pool receives"),
     proxyCounts: z
@@ -234,6 +249,13 @@ export const SetHashFieldsInput = z
   .object({ poolId: PoolId, hashFields: HashFieldList, reason: ChangeReason })
   .describe("Replace a pool's hash fields (a new table version; flows move, see the preview)");
 
+export const FinishHashMigrationInput = z
+  .object({ poolId: PoolId, reason: ChangeReason })
+  .describe(
+    "Finish a hash-field migration: the tables drop the old fields; a flow still on its old proxy " +
+      "through them is reset (see the pool's alternate-hash traffic first)",
+  );
+
 export const PreviewHashFieldsInput = z
   .object({
     poolId: PoolId,
@@ -264,8 +286,18 @@ export const HashFieldsPreview = z
       .max(1)
       .nullable()
       .describe("flowsMoved / sampleFlows (0..1); null when the pool has no table yet"),
+    migrates: z
+      .boolean()
+      .describe(
+        "The change migrates: the tables keep the old fields as alt_hash_fields, so established flows " +
+          "keep their proxy (false: no director serves the pool or it has no table; nothing to keep)",
+      ),
+    refusal: z
+      .string()
+      .nullable()
+      .describe("Why the change would be refused now (a migration in progress); null = allowed"),
   })
-  .describe("How many flows move when the hash fields change");
+  .describe("How many flows move when the hash fields change, and whether connections are kept");
 export type HashFieldsPreview = z.infer<typeof HashFieldsPreview>;
 
 export const PoolChangeResult = z

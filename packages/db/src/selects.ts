@@ -9,6 +9,8 @@ export const poolPublicSelect = {
   name: true,
   description: true,
   hashFields: true,
+  altHashFields: true,
+  hashMigrationStartedAt: true,
   healthCheck: true,
   createdAt: true,
 } satisfies Prisma.PoolSelect;

@@ -100,18 +100,18 @@ describe("the lab as a console-owned fleet", () => {
       "both directors to serve the drain's version",
       async () => {
         const s = await client.poolSync(state.poolId);
-        return s.version === drained.tableVersion.version && s.servedBy === 2 && s.done ? s : undefined;
+        return s.version === drained.tableVersion!.version && s.servedBy === 2 && s.done ? s : undefined;
       },
       { timeoutMs: 30_000 },
     );
     const drainMs = Date.now() - tDrain;
     log(
-      `drain v${drained.tableVersion.version} served by ${done.servedBy}/${done.directorCount} directors after ${drainMs} ms`,
+      `drain v${drained.tableVersion!.version} served by ${done.servedBy}/${done.directorCount} directors after ${drainMs} ms`,
     );
     expect(done.directorCount).toBe(2);
     expect(await lab.tableHashes()).toEqual({
-      dir1: drained.tableVersion.contentHash,
-      dir2: drained.tableVersion.contentHash,
+      dir1: drained.tableVersion!.contentHash,
+      dir2: drained.tableVersion!.contentHash,
     });
     // Established streams keep echoing (second chance) while new flows avoid prx1.
     const before = summarizeConnections(await driver.report());
@@ -143,7 +143,7 @@ describe("the lab as a console-owned fleet", () => {
       proxies: 3,
       directors: 2,
       liveTokens: 5,
-      version: drained.tableVersion.version,
+      version: drained.tableVersion!.version,
     });
     const again = await up({ prefix: PREFIX, console: h!.target, env: h!.env, log });
     expect(again.stateSnapshot().createdAt).toBe(lab.stateSnapshot().createdAt);

@@ -1,5 +1,6 @@
 import {
   CreatePoolInput,
+  FinishHashMigrationInput,
   HashFieldsPreview,
   PoolChangeResult,
   PoolDetail,
@@ -22,6 +23,7 @@ import { poolTraffic } from "../services/proxy-traffic.service";
 import {
   createPool,
   previewHashFields,
+  finishHashMigration,
   removePool,
   setBinds,
   setHashFields,
@@ -134,6 +136,19 @@ export const poolsRouter = router({
     .input(SetHashFieldsInput)
     .output(PoolChangeResult)
     .mutation(({ ctx, input }) => setHashFields(ctx.db, ctx.actor, input)),
+  finishHashMigration: adminProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/pools/{poolId}/hash-fields/migration/finish",
+        tags: ["pools"],
+        summary:
+          "Finish a hash-field migration: tables drop the old fields (flows still using them are reset)",
+      },
+    })
+    .input(FinishHashMigrationInput)
+    .output(PoolChangeResult)
+    .mutation(({ ctx, input }) => finishHashMigration(ctx.db, ctx.actor, input)),
   previewHashFields: readProcedure
     .meta({
       openapi: {

@@ -67,6 +67,8 @@ type PoolWithRelations = {
   name: string;
   description: string;
   hashFields: string[];
+  altHashFields: string[];
+  hashMigrationStartedAt: Date | null;
   healthCheck: unknown;
   binds: {
     id: string;
@@ -93,6 +95,14 @@ function toPoolSummary(p: PoolWithRelations): PoolSummary {
     name: p.name,
     description: p.description,
     hashFields: p.hashFields as HashField[],
+    hashMigration:
+      p.altHashFields.length > 0 && p.hashMigrationStartedAt
+        ? {
+            from: p.altHashFields as HashField[],
+            to: p.hashFields as HashField[],
+            startedAt: p.hashMigrationStartedAt.toISOString(),
+          }
+        : null,
     healthCheck: poolHealthCheck(p.healthCheck),
     binds: p.binds,
     proxyCounts: counts,

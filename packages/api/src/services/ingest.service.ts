@@ -16,6 +16,7 @@ import { windowCacheFor } from "./finding-evaluation";
 import { findingEvaluatorFor } from "./finding-evaluator";
 import { ingestPacer, type IngestPacer } from "./ingest-pacing";
 import { recordTraffic } from "./proxy-traffic.service";
+import { hashMigrationFinisherFor } from "./hash-migration.service";
 import { telemetryCompactorFor } from "./telemetry-compactor";
 import { OBSERVATIONS_CHANNEL } from "../live/channels";
 
@@ -149,6 +150,8 @@ export async function ingestObservations(
   findingEvaluatorFor(db).schedule(host.hostId);
   // Started by the first batch a process receives; compacts and prunes every host in the background.
   telemetryCompactorFor(db);
+  // Likewise: finishes hash-field migrations once no flow uses the old fields (hash-migration.service.ts).
+  hashMigrationFinisherFor(db);
   if (accepted > 0) await recordTraffic(db, host, newest, input.dataPlane);
   // Revision and director-ness from memory until a desired state changes (desired-revision-cache.ts).
   const desired = await desiredRevisionCacheFor(db).get(host.hostId, host.hostname);

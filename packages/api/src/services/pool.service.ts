@@ -382,8 +382,33 @@ export async function setBinds(
 }
 
 /**
+ * Whether a hash-field change on this pool must migrate: something may be serving it (a director
+ * assigned and a table version to serve). A pool nothing serves has no connection to keep.
+ */
+async function mustMigrate(tx: Prisma.TransactionClient | Db, poolId: string): Promise<boolean> {
+  const [directors, versions] = await Promise.all([
+    tx.director.count({ where: { pools: { some: { id: poolId } } } }),
+    tx.tableVersion.count({ where: { poolId } }),
+  ]);
+  return directors > 0 && versions > 0;
+}
+
+/** The refusal of a hash-field change while another one migrates (the director holds one alt set). */
+function migrationInProgress(pool: { name: string; hashFields: string[]; altHashFields: string[] }) {
+  return (
+    `Pool "${pool.name}" is still migrating from ${pool.altHashFields.join("+")} to ` +
+    `${pool.hashFields.join("+")}: established flows reach their old proxies through the old fields. ` +
+    `Finish that migration first (pool settings, or POST /api/v1/pools/{poolId}/hash-fields/migration/finish).`
+  );
+}
+
+/**
  * Replace a pool's hash fields. The table's rows stay, but the same flow now hashes to another
- * row, so most flows change proxy (GET …/hash-fields/preview says how many): a new version.
+ * row, so most flows change proxy (GET …/hash-fields/preview says how many). On a pool that may be
+ * serving, the change migrates the GLB way: the new tables carry the old fields as alt_hash_fields,
+ * so the director adds the old row's proxies as extra hops and an established flow still reaches
+ * the proxy that holds it (tide-redirect's second chance); new flows go by the new fields.
+ * finishHashMigration drops the old fields. One migration at a time (one alt set per table).
  */
 export async function setHashFields(
   db: Db,
@@ -395,8 +420,13 @@ export async function setHashFields(
     await lockPool(tx, input.poolId);
     const before = await tx.pool.findUniqueOrThrow({
       where: { id: input.poolId },
-      select: { hashFields: true },
+      select: { name: true, hashFields: true, altHashFields: true },
     });
+    if (before.altHashFields.length > 0) {
+      throw fieldError("conflict", "hashFields", migrationInProgress(before), {
+        migrating: { from: before.altHashFields, to: before.hashFields },
+      });
+    }
     if (before.hashFields.join(",") === hashFields.join(",")) {
       throw fieldError(
         "conflict",
@@ -404,14 +434,72 @@ export async function setHashFields(
         `Pool ${input.poolId} already hashes on ${hashFields.join(", ")}.`,
       );
     }
-    await tx.pool.update({ where: { id: input.poolId }, data: { hashFields } });
+    const migrate = await mustMigrate(tx, input.poolId);
+    await tx.pool.update({
+      where: { id: input.poolId },
+      data: migrate
+        ? { hashFields, altHashFields: before.hashFields, hashMigrationStartedAt: new Date() }
+        : { hashFields },
+    });
     return versionAndAudit(tx, actor, {
       poolId: input.poolId,
-      cause: `hash fields: ${before.hashFields.join("+")} -> ${hashFields.join("+")}`,
+      cause:
+        `hash fields: ${before.hashFields.join("+")} -> ${hashFields.join("+")}` +
+        (migrate
+          ? ` (migrating: established flows reach their old proxy by ${before.hashFields.join("+")})`
+          : ""),
       reason: input.reason,
       action: "pool.hash_fields",
       before: { hashFields: before.hashFields },
-      after: { hashFields },
+      after: { hashFields, migrating: migrate ? { from: before.hashFields } : null },
+    });
+  }, TRANSACTION_OPTIONS);
+  return poolChange(db, input.poolId, version);
+}
+
+/**
+ * End a hash-field migration: the tables drop the old fields, so a flow that still reached its
+ * proxy only through them is reset (the console shows the pool's alternate-hash traffic first).
+ * `auto`: the console finished it because no flow used the old fields (services/hash-migration.ts).
+ */
+export async function finishHashMigration(
+  db: Db,
+  actor: PoolActor,
+  input: { poolId: string; reason?: string | undefined; expectedStartedAt?: Date | undefined },
+): Promise<PoolChange> {
+  const version = await db.$transaction(async (tx) => {
+    await lockPool(tx, input.poolId);
+    const pool = await tx.pool.findUnique({
+      where: { id: input.poolId },
+      select: { name: true, hashFields: true, altHashFields: true, hashMigrationStartedAt: true },
+    });
+    if (!pool) throw new TideError("not_found", `Pool ${input.poolId} does not exist.`);
+    if (pool.altHashFields.length === 0) {
+      throw new TideError(
+        "conflict",
+        `Pool "${pool.name}" has no hash-field migration in progress (it hashes on ${pool.hashFields.join("+")}).`,
+      );
+    }
+    // The automatic finisher decided on one migration; a newer one is not its to finish.
+    if (
+      input.expectedStartedAt &&
+      pool.hashMigrationStartedAt?.getTime() !== input.expectedStartedAt.getTime()
+    ) {
+      throw new TideError("conflict", `Pool "${pool.name}" started another migration meanwhile.`);
+    }
+    await tx.pool.update({
+      where: { id: input.poolId },
+      data: { altHashFields: [], hashMigrationStartedAt: null },
+    });
+    const startedAt = pool.hashMigrationStartedAt;
+    const seconds = startedAt ? Math.round((Date.now() - startedAt.getTime()) / 1000) : null;
+    return versionAndAudit(tx, actor, {
+      poolId: input.poolId,
+      cause: `hash fields: migration from ${pool.altHashFields.join("+")} finished${seconds === null ? "" : ` after ${seconds} s`}`,
+      reason: input.reason,
+      action: "pool.finish_hash_migration",
+      before: { migrating: { from: pool.altHashFields, to: pool.hashFields, startedAt } },
+      after: { hashFields: pool.hashFields, migrating: null },
     });
   }, TRANSACTION_OPTIONS);
   return poolChange(db, input.poolId, version);
@@ -421,16 +509,26 @@ export async function setHashFields(
  * How many flows would change primary proxy with other hash fields: the current version's table
  * diffed against itself hashed on the proposed fields (forwarding's diffTables maps a fixed sample
  * of client flows to the pool's first bind through both). Rows do not change, only which row a
- * flow hashes to.
+ * flow hashes to. Says whether the change migrates (keeps connections) or would be refused.
  */
 export async function previewHashFields(
   db: Db,
   input: { poolId: string; hashFields: string | readonly string[] },
 ): Promise<HashFieldsPreview> {
   const to = parseHashFields(input.hashFields);
-  const pool = await db.pool.findUnique({ where: { id: input.poolId }, select: { hashFields: true } });
+  const pool = await db.pool.findUnique({
+    where: { id: input.poolId },
+    select: { name: true, hashFields: true, altHashFields: true },
+  });
   if (!pool) throw new TideError("not_found", `Pool ${input.poolId} does not exist.`);
   const from = pool.hashFields as HashField[];
+  const migrates = await mustMigrate(db, input.poolId);
+  const refusal =
+    pool.altHashFields.length > 0
+      ? migrationInProgress(pool)
+      : from.join(",") === to.join(",")
+        ? `Pool ${input.poolId} already hashes on ${to.join(", ")}.`
+        : null;
   const current = await currentTableOf(db, input.poolId);
   if (!current) {
     return {
@@ -441,6 +539,8 @@ export async function previewHashFields(
       sampleFlows: 0,
       flowsMoved: 0,
       fractionMoved: null,
+      migrates,
+      refusal,
     };
   }
   const diff = diffTables({ ...current.table, hashFields: from }, { ...current.table, hashFields: to });
@@ -453,6 +553,8 @@ export async function previewHashFields(
     sampleFlows: moved.sampled,
     flowsMoved: moved.moved,
     fractionMoved: moved.fraction,
+    migrates,
+    refusal,
   };
 }
 

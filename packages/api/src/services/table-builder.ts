@@ -38,6 +38,11 @@ export interface PoolSecrets {
   binds: { address: string; prefixBits: number; proto: "tcp" | "udp"; portStart: number; portEnd: number }[];
   /** The pool's hash fields: written into every table (GLBD v3), so a table says how to hash it. */
   hashFields: readonly HashField[];
+  /**
+   * The fields it hashed on before, while a hash-field change migrates ([] or absent = none): the
+   * director adds that hash's row as extra hops, so an established flow still reaches its proxy.
+   */
+  altHashFields?: readonly HashField[];
 }
 
 export function buildTableForPool(pool: PoolSecrets, backends: Backend[]): ForwardingTable {
@@ -53,5 +58,6 @@ export function buildTableForPool(pool: PoolSecrets, backends: Backend[]): Forwa
     primary,
     secondary,
     hashFields: [...pool.hashFields],
+    ...(pool.altHashFields?.length ? { altHashFields: [...pool.altHashFields] } : {}),
   };
 }

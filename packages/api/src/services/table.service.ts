@@ -69,6 +69,7 @@ export async function buildPoolTable(
       hashKey: true,
       seed: true,
       hashFields: true,
+      altHashFields: true,
       binds: {
         select: { address: true, prefixBits: true, proto: true, portStart: true, portEnd: true },
         orderBy: { createdAt: "asc" },
@@ -83,6 +84,7 @@ export async function buildPoolTable(
       seed: pool.seed,
       binds: pool.binds,
       hashFields: normalizeHashFields(pool.hashFields),
+      altHashFields: pool.altHashFields.length > 0 ? normalizeHashFields(pool.altHashFields) : [],
     },
     proxies.map((p) => ({ address: p.address, state: p.state, healthy: failOpen || p.healthy })),
   );

@@ -10,6 +10,20 @@ import { useInvalidateFleet } from "~/features/pool-admin/use-invalidate-fleet";
 import { useTRPC } from "~/trpc/react";
 import styles from "./directors.module.css";
 
+/**
+ * Whether unassigning breaks connections: with another director serving the pool, the router's
+ * ECMP moves this director's flows there and the same table keeps them on their proxies; as the
+ * last one, the pool's traffic stops and every connection through it breaks.
+ */
+function unassignQuestion(director: Director, pool: PoolSummary | undefined, name: string): string {
+  const others = (pool?.directorIds ?? []).filter((d) => d !== director.id).length;
+  return others > 0
+    ? `Stop serving ${name} from ${director.hostname}? ${others} other director${others === 1 ? "" : "s"} ` +
+        `serve${others === 1 ? "s" : ""} it with the same table: its flows move there and keep their connections.`
+    : `Stop serving ${name} from ${director.hostname}? No other director serves it: its traffic stops and ` +
+        `every connection through it breaks.`;
+}
+
 /** One director: the pools it serves (unassign), a pool to assign, remove. Admin controls only if `canAdmin`. */
 export function DirectorRow({
   director,
@@ -53,7 +67,11 @@ export function DirectorRow({
               {canAdmin && (
                 <ConfirmAction
                   label="Unassign"
-                  question={`Stop serving ${poolName.get(id) ?? id} from ${director.hostname}?`}
+                  question={unassignQuestion(
+                    director,
+                    pools.find((p) => p.id === id),
+                    poolName.get(id) ?? id,
+                  )}
                   onConfirm={() => (reset(), unassign.mutate({ directorId: director.id, poolId: id }))}
                   pending={unassign.isPending}
                   testId="unassign-pool"

@@ -6,6 +6,7 @@ import { useId, useState } from "react";
 import { fieldErrorsOf } from "~/components/field-errors";
 import { FormError } from "~/components/form-error";
 import { useTRPC } from "~/trpc/react";
+import { HashMigrationBanner } from "~/features/pools/hash-migration-banner";
 import { HashFieldsPicker } from "./hash-fields-picker";
 import styles from "./pool-admin.module.css";
 import { useInvalidateFleet } from "./use-invalidate-fleet";
@@ -23,16 +24,26 @@ function PreviewSummary({ preview }: { preview: HashFieldsPreview }) {
     );
   }
   return (
-    <span className={styles.moved} data-testid="hash-preview-moved" data-moved={preview.flowsMoved}>
-      {preview.flowsMoved.toLocaleString("en-US")} of {preview.sampleFlows.toLocaleString("en-US")} sample
-      flows ({percent(preview.fractionMoved)}) would change proxy.
-    </span>
+    <>
+      <span className={styles.moved} data-testid="hash-preview-moved" data-moved={preview.flowsMoved}>
+        {preview.flowsMoved.toLocaleString("en-US")} of {preview.sampleFlows.toLocaleString("en-US")} sample
+        flows ({percent(preview.fractionMoved)}) would hash to another proxy.
+      </span>
+      <span data-testid="hash-preview-keeps" data-migrates={preview.migrates}>
+        {preview.migrates
+          ? `Established connections are kept: until the migration finishes, the table also carries ` +
+            `${preview.from.join(", ")} as the alternate hash, so a flow that hashes elsewhere reaches its ` +
+            `old proxy as an extra hop. New flows follow the new fields.`
+          : "No director serves this pool: there is no connection to keep, and the change applies at once."}
+      </span>
+    </>
   );
 }
 
 /**
  * Change a pool's hash fields: pick, preview how many flows move (pools.previewHashFields), then
- * confirm. Moved flows lose their connections unless the proxies' second chance catches them.
+ * confirm. On a served pool the change migrates (the old fields stay as the alternate hash), so
+ * established connections are kept; one migration at a time, finished here or on the pool page.
  */
 export function HashFieldsChange({ pool }: { pool: PoolDetail }) {
   const trpc = useTRPC();
@@ -57,6 +68,7 @@ export function HashFieldsChange({ pool }: { pool: PoolDetail }) {
     }),
   );
   const same = proposed.join(",") === current.join(",");
+  const migrating = pool.hashMigration;
   const fieldError = fieldErrorsOf(apply.error).hashFields ?? fieldErrorsOf(preview.error).hashFields;
 
   return (
@@ -72,6 +84,7 @@ export function HashFieldsChange({ pool }: { pool: PoolDetail }) {
           The table&apos;s rows stay, but each flow hashes to another row, so most flows change proxy. Preview
           first; confirm writes a new table version.
         </p>
+        {migrating && <HashMigrationBanner poolId={pool.id} migration={migrating} />}
         <HashFieldsPicker
           value={proposed}
           onChange={(f) => {
@@ -86,11 +99,14 @@ export function HashFieldsChange({ pool }: { pool: PoolDetail }) {
           <button
             type="button"
             onClick={() => setPreviewOf(proposed.join(","))}
-            disabled={same || proposed.length === 0 || previewOf !== null}
+            disabled={same || proposed.length === 0 || previewOf !== null || migrating !== null}
             data-testid="preview-hash-fields"
           >
             Preview
           </button>
+          {migrating && (
+            <span className={styles.note}>Finish the migration in progress before another change.</span>
+          )}
           {same && !apply.isSuccess && (
             <span className={styles.note}>Tick other fields to preview a change.</span>
           )}
@@ -111,6 +127,11 @@ export function HashFieldsChange({ pool }: { pool: PoolDetail }) {
                   {preview.data.from.join(", ")} → {preview.data.to.join(", ")}
                 </span>
                 <PreviewSummary preview={preview.data} />
+                {preview.data.refusal && (
+                  <span className={styles.note} role="alert" data-testid="hash-preview-refusal">
+                    {preview.data.refusal}
+                  </span>
+                )}
                 <label className={styles.field}>
                   Reason (audit log and table version)
                   <input
@@ -131,7 +152,7 @@ export function HashFieldsChange({ pool }: { pool: PoolDetail }) {
                         reason: reason.trim() || undefined,
                       })
                     }
-                    disabled={apply.isPending}
+                    disabled={apply.isPending || preview.data.refusal !== null}
                     data-testid="confirm-hash-fields"
                   >
                     {apply.isPending ? "Changing…" : "Change hash fields"}

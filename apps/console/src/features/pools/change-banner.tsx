@@ -1,22 +1,11 @@
 "use client";
 
 import type { PoolChangeInProgress, ProxyAction, ProxyActionOption } from "@tide/contracts";
-import { useEffect, useState } from "react";
 import { StateBadge } from "~/components/state-badge";
 import { formatDuration } from "./duration";
 import styles from "./pool-view.module.css";
+import { useNow } from "./use-now";
 import { disabledReason } from "./proxy-actions";
-
-/** Ticks every second while mounted; null before hydration (the server renders no duration). */
-function useNow(): number | null {
-  const [now, setNow] = useState<number | null>(null);
-  useEffect(() => {
-    setNow(Date.now());
-    const timer = setInterval(() => setNow(Date.now()), 1000);
-    return () => clearInterval(timer);
-  }, []);
-  return now;
-}
 
 /**
  * The pool's change in progress, above everything: "proxy-www-03 draining for 57 s — Deactivate /

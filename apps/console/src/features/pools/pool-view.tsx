@@ -12,6 +12,7 @@ import { useHasScope } from "~/features/session/session-context";
 import { ServedBy } from "~/features/sync/served-by";
 import { useTRPC } from "~/trpc/react";
 import { ChangeBanner } from "./change-banner";
+import { HashMigrationBanner } from "./hash-migration-banner";
 import { PoolFacts } from "./pool-facts";
 import { PoolHealthPanel } from "./pool-health-panel";
 import { ProxiesTable } from "./proxies-table";
@@ -132,6 +133,7 @@ export function PoolView({ poolId }: { poolId: string }) {
           }}
         />
       )}
+      {p.hashMigration && <HashMigrationBanner poolId={p.id} migration={p.hashMigration} />}
       <section className="panel">
         <div className="body">
           <PoolFacts pool={p} />
