@@ -11,7 +11,7 @@ import {
   type DataPlaneState,
   type Observation,
 } from "@tide/contracts";
-import { backoffMs } from "./backoff";
+import { BACKOFF_MIN_MS, backoffMs, retryWaitMs, RETRY_AFTER_MAX_MS } from "./backoff";
 import { BATCH_MAX_BYTES, boundedBatch, jsonBytes } from "./batch-size";
 import { ConsoleTlsError } from "./console-fetch";
 import { ConsoleUrls } from "./console-urls";
@@ -147,6 +147,11 @@ export class ConsoleLink {
   private batchIntervalMs = 0;
   /** When the last delivery started (the batch interval counts from it), ms. */
   private lastSendAt = 0;
+  /**
+   * Until when (epoch ms) each console, by base URL, said it is busy (a 503 on any route: the
+   * database's timeouts, its in-flight bound): calls to it before then are not sent (fetchRaw).
+   */
+  private readonly busyUntil = new Map<string, number>();
 
   constructor(private readonly o: ConsoleLinkOptions) {
     this.buffer = new RingBuffer<Observation>(o.bufferCapacity, o.bufferMaxBytes);
@@ -255,8 +260,8 @@ export class ConsoleLink {
       // but another console may have room, and this one says when to come back.
       const busy = status === 503;
       const moved = token ? (this.consoles.refused(), null) : this.consoles.unreachable();
-      const asked = err instanceof ConsoleHttpError && moved === null ? (err.retryAfterMs ?? 0) : 0;
-      const wait = Math.max(backoffMs(this.consoles.backoffStep), asked);
+      const asked = err instanceof ConsoleHttpError && moved === null ? err.retryAfterMs : null;
+      const wait = retryWaitMs(backoffMs(this.consoles.backoffStep), asked);
       this.nextAttemptAt = Date.now() + wait;
       const down = busy ? "busy" : "unreachable";
       // A certificate this agent does not trust is not an outage the next attempt may end: its
@@ -416,7 +421,12 @@ export class ConsoleLink {
         } catch (err) {
           if (this.closed) return;
           failures++;
-          const wait = backoffMs(failures);
+          // A busy console's Retry-After (a 503 of this poll, or of another route: fetchRaw) is
+          // waited out too, not only the backoff.
+          const wait = retryWaitMs(
+            backoffMs(failures),
+            err instanceof ConsoleHttpError && err.status === 503 ? err.retryAfterMs : null,
+          );
           if (failures === 1)
             this.o.log(
               `desired-state watch failed (${redact(String(err), this.o.token)}); retry in ${wait} ms`,
@@ -460,6 +470,13 @@ export class ConsoleLink {
     return (await res.json()) as unknown;
   }
 
+  /**
+   * An authenticated call; rejects on network errors, timeouts and non-2xx answers. A console that
+   * answered 503 (busy) on any route is not sent anything until its Retry-After has passed (at
+   * most RETRY_AFTER_MAX_MS; 1 s without one): the call fails at once with a 503 of its own, as if
+   * the console had said busy again, and each caller backs off as it does for that (batches and
+   * hello in offer, the desired-state watch, health reports, table downloads).
+   */
   async fetchRaw(
     method: "GET" | "POST",
     path: string,
@@ -467,7 +484,16 @@ export class ConsoleLink {
     options: CallOptions = {},
   ): Promise<Response> {
     const { timeoutMs = REQUEST_TIMEOUT_MS, signal, closeConnection = false } = options;
-    const url = new URL(path, this.consoles.current);
+    const base = this.consoles.current;
+    const url = new URL(path, base);
+    const holdMs = (this.busyUntil.get(base) ?? 0) - Date.now();
+    if (holdMs > 0) {
+      throw new ConsoleHttpError(
+        503,
+        `${method} ${url.pathname}: not sent, the console said it is busy (retry in ${holdMs} ms)`,
+        holdMs,
+      );
+    }
     const res = await (this.o.fetch ?? fetch)(url, {
       method,
       headers: {
@@ -484,10 +510,14 @@ export class ConsoleLink {
       // The start of the body in the message; more of it kept to read a refusal's JSON reason.
       const full = (await res.text().catch(() => "")).slice(0, 4096);
       const text = full.slice(0, 300);
+      const asked = retryAfterMs(res.headers.get("retry-after"));
+      if (res.status === 503) {
+        this.busyUntil.set(base, Date.now() + Math.min(asked ?? BACKOFF_MIN_MS, RETRY_AFTER_MAX_MS));
+      }
       throw new ConsoleHttpError(
         res.status,
         `${method} ${url.pathname}: HTTP ${res.status} ${redact(text, this.o.token)}`,
-        retryAfterMs(res.headers.get("retry-after")),
+        asked,
         redact(full, this.o.token),
       );
     }
