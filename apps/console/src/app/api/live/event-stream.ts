@@ -1,12 +1,20 @@
-import { resolveActor } from "@tide/api";
+import { resolveActor, tideErrorResponse } from "@tide/api";
 import type { Db } from "@tide/db";
 
 /** Seconds between heartbeats of a live stream; well under common proxies' idle timeouts (60 s). */
 export const HEARTBEAT_MS = 15_000;
 
-/** A live page's stream is read like the page: a session (or token) with the read scope. */
+/**
+ * A live page's stream is read like the page: a session (or token) with the read scope. A database
+ * timeout looking the caller up is 503 busy with Retry-After (tideErrorResponse), not Next's 500.
+ */
 export async function refuseUnlessReader(db: Db, req: Request): Promise<Response | null> {
-  const actor = await resolveActor(db, req.headers);
+  let actor;
+  try {
+    actor = await resolveActor(db, req.headers);
+  } catch (e) {
+    return tideErrorResponse(e);
+  }
   if (!actor) return Response.json({ code: "unauthorized", message: "Sign in first." }, { status: 401 });
   if (!actor.scopes.includes("read"))
     return Response.json({ code: "forbidden", message: "This needs the 'read' scope." }, { status: 403 });

@@ -1,4 +1,4 @@
-import { getDb, listenForPool } from "@tide/api";
+import { getDb, listenForPool, tideErrorResponse } from "@tide/api";
 import { eventStreamResponse, HEARTBEAT_MS, refuseUnlessReader } from "../../event-stream";
 
 /**
@@ -21,7 +21,12 @@ export async function GET(req: Request, { params }: { params: Promise<{ poolId: 
   const db = getDb();
   const refused = await refuseUnlessReader(db, req);
   if (refused) return refused;
-  const pool = await db.pool.findUnique({ where: { id: poolId }, select: { id: true } });
+  let pool;
+  try {
+    pool = await db.pool.findUnique({ where: { id: poolId }, select: { id: true } });
+  } catch (e) {
+    return tideErrorResponse(e); // a database timeout: 503 busy with Retry-After
+  }
   if (!pool)
     return Response.json({ code: "not_found", message: `Pool ${poolId} does not exist.` }, { status: 404 });
 
