@@ -9,6 +9,7 @@ import { StateBadge } from "~/components/state-badge";
 import { TimeAgo } from "~/components/time-ago";
 import { ProxyActions } from "./proxy-actions";
 import styles from "./proxies-table.module.css";
+import { formatRate, rateCellView } from "./traffic-cell";
 
 /**
  * The pool's proxies in slot order. Click a row, use j/k, ↑/↓, or Tab onto one of its buttons to
@@ -42,16 +43,22 @@ export function ProxiesTable({
           <th>State</th>
           <th>Address</th>
           <th>Health</th>
-          <th className="num" title="New connections per second (tide-redirect accepted_syn)">
+          <th
+            className="num"
+            title="New connections per second to this pool's VIPs (tide-redirect accepted_syn)"
+          >
             New/s
           </th>
           <th className="num" title="ESTABLISHED connections to the pool's VIPs">
             Established
           </th>
-          <th className="num" title="Packets of flows this proxy does not own, sent to the row's other proxy">
+          <th
+            className="num"
+            title="Packets per second of this pool's flows this proxy does not own, sent on to the row's next proxy (forwarded_to_alternate)"
+          >
             To alternate/s
           </th>
-          <th className="num" title="Packets of flows a local socket owns (second chance)">
+          <th className="num" title={SECOND_CHANCE_TITLE}>
             2nd chance/s
           </th>
           <th title="Open findings of the proxy's host">Findings</th>
@@ -128,30 +135,69 @@ export function ProxiesTable({
   );
 }
 
-const rate = (v: number | null | undefined) =>
-  v === null || v === undefined ? "—" : v.toFixed(v < 10 && v > 0 ? 1 : 0);
+/** What "2nd chance/s" counts (issue 26): only packets that moved or stayed because of a second chance. */
+const SECOND_CHANCE_TITLE =
+  "Packets per second of this pool's flows that took a second chance at this proxy: sent on to the " +
+  "row's next proxy (forwarded_to_alternate) plus accepted here for a flow whose first hop was " +
+  "another proxy (accepted_second_chance). Packets of flows that reached their own proxy first do " +
+  "not count: 0 when no drain, fill or table change moved a flow.";
+
+const rate = formatRate;
+
+/** A rate cell: the figure, or "late" (never a zero) when the proxy's last reading is late. */
+function RateCell({
+  t,
+  value,
+  testId,
+  title,
+}: {
+  t: ProxyTraffic | undefined;
+  value: number | null | undefined;
+  testId: string;
+  title?: string;
+}) {
+  const v = rateCellView(t, value, title);
+  return (
+    <td
+      className={v.late ? `num muted ${styles.late}` : "num"}
+      data-testid={testId}
+      data-late={v.late ? "true" : undefined}
+      title={v.title}
+    >
+      {v.text}
+      {v.hostWide && <span className="muted">*</span>}
+    </td>
+  );
+}
 
 /** The proxy's live figures; a draining proxy's established count says how fast it falls. */
 function TrafficCells({ t, draining }: { t: ProxyTraffic | undefined; draining: boolean }) {
   const f = t?.findings;
   const stale = t?.stale ?? true;
+  const alternateHash = t?.acceptedAlternateHashPerS ?? null;
   return (
     <>
-      <td className="num" data-testid="traffic-new">
-        {rate(t?.newConnectionsPerS)}
-      </td>
+      <RateCell t={t} value={t?.newConnectionsPerS} testId="traffic-new" />
       <td className="num" data-testid="traffic-established" data-value={t?.established ?? ""}>
         {t === undefined || t.established === null ? "—" : t.established.toLocaleString("en-US")}
         {draining && (t?.establishedFallingPerS ?? 0) > 0 && (
           <span className="muted"> ↓{rate(t?.establishedFallingPerS)}/s</span>
         )}
       </td>
-      <td className="num" data-testid="traffic-alternate">
-        {rate(t?.forwardedToAlternatePerS)}
-      </td>
-      <td className="num" data-testid="traffic-second-chance">
-        {rate(t?.acceptedEstablishedPerS)}
-      </td>
+      <RateCell t={t} value={t?.forwardedToAlternatePerS} testId="traffic-alternate" />
+      <RateCell
+        t={t}
+        value={t?.secondChancePerS}
+        testId="traffic-second-chance"
+        title={
+          t?.secondChancePerS === null || t?.secondChancePerS === undefined
+            ? undefined
+            : `${rate(t.forwardedToAlternatePerS)}/s sent on + ${rate(t.acceptedSecondChancePerS)}/s accepted for another proxy's flow` +
+              (alternateHash !== null && alternateHash > 0
+                ? `; ${rate(alternateHash)}/s through the old hash fields`
+                : "")
+        }
+      />
       <td data-testid="traffic-findings" title={stale ? "no live figures from this proxy's host" : undefined}>
         {!f || f.critical + f.warn + f.info === 0 ? (
           <span className="muted">none</span>
