@@ -50,8 +50,8 @@ export async function checkDatabase(db?: Db, timeoutMs = HEALTH_CHECK_TIMEOUT_MS
  *   within `maxWait` (P2028 "… expired transaction …" / "Unable to start a transaction in the given
  *   time"); Prisma rolls it back, so nothing was changed.
  * - connections: PostgreSQL refused a new connection, max_connections or the database's connection
- *   limit reached (SQLSTATE 53300, Prisma's TooManyConnections keeps it as originalCode): load, not
- *   a fault, and a retry a moment later finds one free.
+ *   limit reached (SQLSTATE 53300; Prisma's P2037 keeps it as the adapter error's originalCode):
+ *   load, not a fault, and a retry a moment later finds one free.
  * Not busy: idle_in_transaction_session_timeout (25P03). It ends a session that held a transaction
  * open without a statement for 60 s, longer than any transaction may live (15 s), so it means a
  * bug, not load; the request on that session sees "Client has encountered a connection error".
