@@ -105,6 +105,71 @@ export const FlowExplanation = z
   })
   .describe("Where a flow goes: row, primary and secondary, outer source port");
 
+const ConnectionFigure = z
+  .object({
+    count: z
+      .int()
+      .min(0)
+      .nullable()
+      .describe(
+        "Established connections; null = unknown (a proxy it depends on sent no fresh figure: see unknown)",
+      ),
+    exact: z
+      .boolean()
+      .describe(
+        "true: counted from the proxies' own connection tables; false: a proportional estimate, or unknown",
+      ),
+  })
+  .describe("A number of established connections, and whether it is exact");
+
+export const ConnectionImpact = z
+  .object({
+    kept: ConnectionFigure.describe("Established connections whose proxy stays primary of their row"),
+    viaSecondChance: ConnectionFigure.describe(
+      "Established connections that will reach their proxy as a second-chance hop (the row's secondary): " +
+        "all of a draining proxy's; on a fill, the old primaries' connections in proportion to the rows " +
+        "they hand over",
+    ),
+    broken: ConnectionFigure.describe(
+      "Established connections on a proxy that leaves the table: they have no hop left and are reset " +
+        "(deactivate: exactly its established count); should be 0",
+    ),
+    proxies: z
+      .array(
+        z.object({
+          proxyId: ProxyId,
+          hostname: z.string(),
+          established: z
+            .int()
+            .min(0)
+            .nullable()
+            .describe("Its established connections to the pool's VIPs; null = unknown"),
+          kept: z.number().min(0).nullable(),
+          viaSecondChance: z.number().min(0).nullable(),
+          broken: z.int().min(0).nullable(),
+        }),
+      )
+      .describe("The same figures per proxy (estimates unrounded); null where its count is unknown"),
+    unknown: z
+      .array(
+        z.object({
+          proxyId: ProxyId,
+          hostname: z.string(),
+          reason: z.string().describe('Why there is no fresh figure, for humans, e.g. "no report for 12 s"'),
+        }),
+      )
+      .describe("Proxies whose established count is unknown (no fresh report): figures they feed are null"),
+    estimate: z
+      .string()
+      .nullable()
+      .describe("How the inexact figures were estimated, for humans; null when every figure is exact"),
+  })
+  .describe(
+    "What a change does to the established connections the proxies report (their agents' connection " +
+      "tables on the pool's VIPs), predicted before it is applied",
+  );
+export type ConnectionImpact = z.infer<typeof ConnectionImpact>;
+
 export const TransitionPreview = z.object({
   allowed: z.boolean(),
   refusal: z.object({ code: z.string(), message: z.string() }).nullable(),
@@ -120,7 +185,11 @@ export const TransitionPreview = z.object({
       "The pool's current table version when the preview was computed (null: none yet); pass it as " +
         "expectedVersion to refuse the action if the pool changed since",
     ),
+  impact: ConnectionImpact.nullable().describe(
+    "The established connections the action would keep, send by second chance and break; null when refused",
+  ),
 });
+export type TransitionPreview = z.infer<typeof TransitionPreview>;
 
 export const TransitionResult = z.object({
   proxy: Proxy,
