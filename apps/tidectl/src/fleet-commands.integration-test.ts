@@ -174,14 +174,35 @@ describe("tidectl against the real API", () => {
       [`${poolName}-p3`, "active"],
     ]);
 
-    // Refused while a director serves it; after unassigning, deleted.
+    // Served: a hash-field change migrates, shows, and is finished by name.
+    const keeps = await tidectl("pool", "hash-fields", poolName, "src_addr", "--preview");
+    expect(keeps.out).toContain("established connections are kept");
+    expect((await tidectl("pool", "hash-fields", poolName, "src_addr")).code).toBe(0);
+    expect((await tidectl("pool", "hash-fields", poolName)).out).toMatch(
+      /^src_addr \(migrating from src_addr,src_port since \S+\)\n$/,
+    );
+    const second = await tidectl("pool", "hash-fields", poolName, "dst_port");
+    expect(second.code).toBe(1);
+    expect(second.err).toContain("Finish that migration first");
+    const finished = await tidectl("pool", "hash-fields", poolName, "--finish", "--reason", "cli test");
+    expect(finished.err).toBe("");
+    expect(finished.out).toContain(`hash-field migration of ${poolName} finished`);
+    expect((await tidectl("pool", "hash-fields", poolName)).out).toBe("src_addr\n");
+
+    // Refused while a director serves it, naming the unassign; after unassigning, deleted with
+    // its proxies (one still draining).
     const refused = await tidectl("pool", "delete", poolName);
     expect(refused.code).toBe(1);
+    expect(refused.err).toContain(`tidectl director unassign ${directorName} ${poolName}`);
     expect((await tidectl("director", "unassign", directorName, poolName)).code).toBe(0);
     expect((await tidectl("director", "remove", directorName)).code).toBe(0);
     expect((await json<{ hostname: string }[]>("director", "list")).map((d) => d.hostname)).not.toContain(
       directorName,
     );
+
+    const gone = await tidectl("pool", "delete", poolName, "--reason", "retired");
+    expect(gone.err).toBe("");
+    expect((await json<PoolJson[]>("pool", "list")).map((p) => p.name)).not.toContain(poolName);
 
     // An empty pool (no proxies, no director) can go.
     expect((await tidectl("pool", "create", `${poolName}-e`, "--bind", "udp:198.51.100.79:53")).code).toBe(0);

@@ -32,6 +32,8 @@ export interface PoolSummaryReply {
   name: string;
   description: string;
   hashFields: string[];
+  /** A hash-field change still migrating; absent from consoles before it. */
+  hashMigration?: { from: string[]; to: string[]; startedAt: string } | null;
   binds: BindReply[];
   proxyCounts: { active: number; draining: number; inactive: number; filling: number; unhealthy: number };
   directorIds: string[];
@@ -54,6 +56,10 @@ export interface HashFieldsPreviewReply {
   sampleFlows: number;
   flowsMoved: number;
   fractionMoved: number | null;
+  /** The change keeps established connections (the old fields stay as the alternate hash). */
+  migrates?: boolean;
+  /** Why it would be refused now (a migration in progress). */
+  refusal?: string | null;
 }
 
 export interface DirectorReply {

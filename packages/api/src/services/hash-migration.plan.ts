@@ -8,16 +8,16 @@
 
 /** A migration lasts at least this long, so late retransmits and idle keep-alives get their chance. */
 export const HASH_MIGRATION_MIN_MS = 60_000;
-/** No packet through the alternate hash for this long, on every proxy in rotation, ends it. */
+/** No packet through the alternate hash for this long, on every proxy that may hold flows (not inactive), ends it. */
 export const HASH_MIGRATION_QUIET_MS = 30_000;
 
 /** What the pool's proxies reported over the quiet window (proxy-traffic.service's answer). */
 export interface AlternateHashActivity {
   /** Packets/s accepted through the alternate hash on the pool's VIPs; null = no report. */
   acceptedAlternateHashPerS: number | null;
-  /** Proxies in rotation whose host reported per-VIP counters over the whole window. */
+  /** Proxies not inactive (they may hold flows) whose host reported VIP counters over the whole window. */
   reportingProxies: number;
-  /** Proxies in rotation. */
+  /** Proxies not inactive. */
   proxies: number;
 }
 

@@ -183,22 +183,37 @@ export const poolGroup: CommandGroup = {
       name: "hash-fields",
       summary: "show, preview or set the fields hashed to pick a row",
       args: ["<pool>", "[fields]?"],
-      options: { preview: { type: "boolean" }, reason: { type: "string" } },
+      options: { preview: { type: "boolean" }, finish: { type: "boolean" }, reason: { type: "string" } },
       optionHelp: [
         "  --preview       only estimate the flows that would change primary proxy",
+        "  --finish        finish the migration in progress (flows still on the old fields reset)",
         "  --reason TEXT   why (audit log and table version)",
       ],
       description:
-        "Without fields: print the pool's hash fields. With fields (comma separated, from\n" +
-        "src_addr, dst_addr, src_port, dst_port): set them. Nearly every flow moves to another\n" +
-        "row; --preview estimates how many change proxy first.",
+        "Without fields: print the pool's hash fields (and a migration in progress). With fields\n" +
+        "(comma separated, from src_addr, dst_addr, src_port, dst_port): set them. Nearly every\n" +
+        "flow moves to another row; --preview estimates how many change proxy first. On a pool a\n" +
+        "director serves the change migrates: the old fields stay as the alternate hash, so\n" +
+        "established flows keep their proxy, until --finish (or the console, once no flow uses them).",
       async run({ api, args, values }) {
         const id = await poolId(api, args[0]!);
+        if (values.finish) {
+          if (args[1] !== undefined || values.preview) throw new UsageError("--finish takes no fields");
+          const reason = stringOption(values, "reason");
+          const r = await api.request<PoolChangeReply>(
+            "POST",
+            `/pools/${id}/hash-fields/migration/finish`,
+            reason === undefined ? {} : { reason },
+          );
+          return { reply: r, text: changeText(r, `hash-field migration of ${r.pool.name} finished`) };
+        }
         if (args[1] === undefined) {
           if (values.preview || values.reason !== undefined)
             throw new UsageError("--preview and --reason need the new fields");
           const pool = await api.request<PoolDetailReply>("GET", `/pools/${id}`);
-          return { reply: pool.hashFields, text: `${pool.hashFields.join(",")}\n` };
+          const m = pool.hashMigration;
+          const migrating = m ? ` (migrating from ${m.from.join(",")} since ${m.startedAt})` : "";
+          return { reply: pool.hashFields, text: `${pool.hashFields.join(",")}${migrating}\n` };
         }
         const fields = hashFields(args[1]);
         if (values.preview) {
@@ -211,7 +226,11 @@ export const poolGroup: CommandGroup = {
               ? `${p.from.join(",")} -> ${p.to.join(",")}: the pool has no table yet, no flow to move\n`
               : `${p.from.join(",")} -> ${p.to.join(",")}: ${p.flowsMoved} of ${p.sampleFlows} sampled client flows ` +
                 `(${percent(p.fractionMoved)}) would change primary proxy\n`;
-          return { reply: p, text };
+          const keeps = p.migrates
+            ? "established connections are kept (the old fields stay as the alternate hash until finished)\n"
+            : "";
+          const refused = p.refusal ? `refused now: ${p.refusal}\n` : "";
+          return { reply: p, text: text + keeps + refused };
         }
         const reason = stringOption(values, "reason");
         const r = await api.request<PoolChangeReply>("PUT", `/pools/${id}/hash-fields`, {
@@ -226,7 +245,7 @@ export const poolGroup: CommandGroup = {
     }),
     apiCommand(G, {
       name: "delete",
-      summary: "delete a pool (the API refuses while it has proxies or directors)",
+      summary: "delete a pool and its proxies (the API refuses while a director serves it)",
       args: ["<pool>"],
       options: { reason: { type: "string" } },
       optionHelp: ["  --reason TEXT   why (audit log)"],
