@@ -2,12 +2,14 @@ import {
   TideError,
   type Proxy,
   type ProxyAction,
-  type ProxyState,
   type TableVersionSummary,
+  type TransitionPreview,
 } from "@tide/contracts";
 import { type Prisma, proxySelect, type Db } from "@tide/db";
 import { actorRef, type Actor } from "../auth/actor";
 import { recordAudit } from "./audit.service";
+import { type ImpactProxy } from "./connection-impact.plan";
+import { predictConnectionImpact } from "./connection-impact.service";
 import { toProxy, toVersionSummary } from "./fleet.service";
 import { planTransition } from "./proxy-transition.plan";
 import {
@@ -16,18 +18,22 @@ import {
   diffPoolTables,
   insertTableVersion,
   isBuildable,
-  type PoolTableDiff,
 } from "./table.service";
 import { lockPool, TRANSACTION_OPTIONS } from "./pool-lock";
 
-export interface TransitionPreview {
-  allowed: boolean;
-  refusal: { code: string; message: string } | null;
-  proxy: Proxy;
-  from: ProxyState;
-  to: ProxyState | null;
-  diff: PoolTableDiff | null;
-  basedOnVersion: number | null;
+/** The pool's proxies with their state before and after a planned change. */
+function impactProxies(
+  before: readonly { id: string; hostname: string; address: string; state: Proxy["state"] }[],
+  after: readonly { id: string; state: Proxy["state"] }[],
+): ImpactProxy[] {
+  const next = new Map(after.map((p) => [p.id, p.state]));
+  return before.map((p) => ({
+    id: p.id,
+    hostname: p.hostname,
+    address: p.address,
+    before: p.state,
+    after: next.get(p.id) ?? p.state,
+  }));
 }
 
 /** Whether any director serves the pool (the pool invariants apply only then). */
@@ -43,8 +49,9 @@ async function proxyOrThrow(db: Db, proxyId: string) {
 }
 
 /**
- * What an action would do, without doing it: the state change, or why it is refused, and the
- * exact table diff against the version the directors serve now.
+ * What an action would do, without doing it: the state change, or why it is refused, the exact
+ * table diff against the version the directors serve now, and what it does to the established
+ * connections the proxies report (connection-impact.plan.ts).
  */
 export async function previewTransition(
   db: Db,
@@ -68,19 +75,45 @@ export async function previewTransition(
       to: null,
       diff: null,
       basedOnVersion,
+      impact: null,
     };
   }
   // No proxy left in rotation (a pool no director serves, drained to zero): no table to diff.
   const next = isBuildable(plan.next) ? await buildPoolTable(db, proxy.poolId, plan.next) : null;
+  const diff = current && next ? diffPoolTables(current, next) : null;
   return {
     allowed: true,
     refusal: null,
     proxy: toProxy(proxy),
     from: plan.from,
     to: plan.to,
-    diff: current && next ? diffPoolTables(current, next) : null,
+    diff,
     basedOnVersion,
+    impact: await predictConnectionImpact(db, proxy.poolId, impactProxies(proxies, plan.next), diff),
   };
+}
+
+/**
+ * A change predicted (from the proxies' fresh reports) to break established connections needs a
+ * reason: the operator says why it is worth it, and the audit event keeps it. Which connections
+ * break does not depend on the table diff (a proxy leaving the table loses all of its), so none is
+ * built here. An unknown count does not refuse: only a prediction that says so does.
+ */
+async function refuseUnannouncedBreak(db: Db, poolId: string, proxies: ImpactProxy[]): Promise<void> {
+  if (!proxies.some((p) => p.before !== "inactive" && p.after === "inactive")) return;
+  const impact = await predictConnectionImpact(db, poolId, proxies, null);
+  const broken = impact.broken.count;
+  if (broken === null || broken === 0) return;
+  const where = impact.proxies
+    .filter((p) => (p.broken ?? 0) > 0)
+    .map((p) => `${p.broken} on ${p.hostname}`)
+    .join(", ");
+  throw new TideError(
+    "unprocessable",
+    `This change would break ${broken} established connection${broken === 1 ? "" : "s"} (${where}), ` +
+      `as the proxies last reported. Give a reason to apply it anyway, or wait for them to end.`,
+    { broken },
+  );
 }
 
 /**
@@ -89,6 +122,7 @@ export async function previewTransition(
  * invariants (and, when given, that the pool is still at the version a preview was computed
  * against), update the proxy, write a new immutable table version and an audit event. The audit
  * action and the version's cause use the action's one name (`abort`, also for its older spellings).
+ * A change predicted to break established connections is refused without a reason.
  */
 export async function transitionProxy(
   db: Db,
@@ -126,6 +160,7 @@ export async function transitionProxy(
     });
     const plan = planTransition(proxies, input.proxyId, input.action, await servingOf(tx, poolId));
     if (!plan.ok) throw plan.error;
+    if (!input.reason?.trim()) await refuseUnannouncedBreak(db, poolId, impactProxies(proxies, plan.next));
     const before = proxies.find((p) => p.id === input.proxyId)!;
     const action = plan.transition.action;
     const updated = await tx.proxy.update({
