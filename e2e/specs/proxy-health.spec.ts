@@ -188,6 +188,9 @@ test("a flapping proxy whose checks pass again is shown held, with until when, a
     await expect(row.getByTestId("hold-passing")).toHaveText(
       "checks pass on 1 of 1 directors, held after flapping",
     );
+    // The proxies table says the same beside its health dot.
+    const tableRow = page.locator(`[data-testid="proxy-row"][data-proxy-id="${proxies[0]!.id}"]`);
+    await expect(tableRow.getByTestId("held-until")).toContainText(`held until ${clock(h.heldUntil!)}`);
     const countdown = row.getByTestId("hold-countdown");
     await expect(countdown).toHaveText(/^back in \d+ s if its checks keep passing$/);
     const first = Number(/\d+/.exec((await countdown.textContent()) ?? "")![0]);

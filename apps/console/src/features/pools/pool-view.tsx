@@ -40,6 +40,12 @@ export function PoolView({ poolId }: { poolId: string }) {
     () => new Map((traffic.data?.proxies ?? []).map((t) => [t.proxyId, t])),
     [traffic.data],
   );
+  // The health panel's own query (same key): which proxies are held after flapping, and until when.
+  const health = useQuery(trpc.pools.health.queryOptions({ poolId }));
+  const holds = useMemo(
+    () => new Map((health.data?.proxies ?? []).filter((x) => x.held).map((x) => [x.proxyId, x])),
+    [health.data],
+  );
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const [pending, setPending] = useState<PendingAction | null>(null);
 
@@ -156,6 +162,7 @@ export function PoolView({ poolId }: { poolId: string }) {
               canOperate={canOperate}
               onAction={start}
               traffic={trafficById}
+              holds={holds}
             />
           </div>
           <div className={styles.hint}>

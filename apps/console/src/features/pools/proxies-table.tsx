@@ -1,5 +1,6 @@
 "use client";
 
+import type { ComponentProps } from "react";
 import type { Proxy, ProxyAction, ProxyActionOption, ProxyTraffic } from "@tide/contracts";
 import Link from "next/link";
 import { HealthDot } from "~/components/health-dot";
@@ -9,6 +10,7 @@ import { StateBadge } from "~/components/state-badge";
 import { TimeAgo } from "~/components/time-ago";
 import { ProxyActions } from "./proxy-actions";
 import styles from "./proxies-table.module.css";
+import { HoldNote } from "./pool-health-panel";
 import { formatRate, rateCellView } from "./traffic-cell";
 
 /**
@@ -23,9 +25,12 @@ export function ProxiesTable({
   canOperate,
   onAction,
   traffic,
+  holds,
 }: {
   /** Live figures per proxy id (absent while loading). */
   traffic?: ReadonlyMap<string, ProxyTraffic>;
+  /** Proxies held unhealthy after flapping, by id (pools.health): shown beside the health dot. */
+  holds?: ReadonlyMap<string, ComponentProps<typeof HoldNote>["hold"]>;
   proxies: Proxy[];
   /** Per proxy id, the actions its state offers and whether the API allows each now. */
   actions: ReadonlyMap<string, readonly ProxyActionOption[]>;
@@ -98,6 +103,7 @@ export function ProxiesTable({
               <td className="mono">{p.address}</td>
               <td>
                 <HealthDot healthy={p.health.healthy} reason={p.health.reason} />
+                {holds?.get(p.id) && <HoldNote hold={holds.get(p.id)!} />}
                 {p.health.pinned !== null && (
                   <span
                     className={`muted ${styles.pinned}`}
