@@ -1,6 +1,6 @@
-import type { TableDiff } from "@tide/contracts";
+import type { ConnectionImpact, TableDiff } from "@tide/contracts";
 import { describe, expect, it } from "vitest";
-import { previewSummary, reasonRequired, staleReason } from "./preview-summary";
+import { impactLines, previewSummary, reasonRequired, staleReason } from "./preview-summary";
 
 type Share = TableDiff["shares"][number];
 const share = (i: number, before: [number, number], after: [number, number]): Share => ({
@@ -107,10 +107,77 @@ describe("stale preview", () => {
   });
 });
 
+const figure = (count: number | null, exact = count !== null) => ({ count, exact });
+function impact(over: Partial<ConnectionImpact>): ConnectionImpact {
+  return {
+    kept: figure(300),
+    viaSecondChance: figure(0),
+    broken: figure(0),
+    proxies: [],
+    unknown: [],
+    estimate: null,
+    ...over,
+  };
+}
+const row = (hostname: string, established: number | null, broken: number | null) => ({
+  proxyId: `prx_${hostname}`,
+  hostname,
+  established,
+  kept: 0,
+  viaSecondChance: 0,
+  broken,
+});
+
 describe("reason", () => {
   it("is required on drain and deactivate only", () => {
     expect(
       (["drain", "deactivate", "fill", "activate", "abort"] as const).filter((a) => reasonRequired(a)),
     ).toEqual(["drain", "deactivate"]);
+  });
+  it("is required on any change predicted to break connections, or whose breakage is unknown", () => {
+    expect(reasonRequired("abort", impact({ broken: figure(3) }))).toBe(true);
+    expect(reasonRequired("abort", impact({ broken: figure(null) }))).toBe(true);
+    expect(reasonRequired("abort", impact({ broken: figure(0) }))).toBe(false);
+  });
+});
+
+describe("connection impact", () => {
+  it("drain: nothing breaks, the draining proxy's connections reach it by second chance", () => {
+    const lines = impactLines(impact({ viaSecondChance: figure(37) }));
+    expect(lines.summary).toBe("0 connections break; 37 reach their proxy by second chance.");
+    expect(lines.breaks).toBeNull();
+    expect(lines.unknown).toBeNull();
+  });
+  it("fill: an estimate is marked ~ and says how it was made", () => {
+    const lines = impactLines(
+      impact({ viaSecondChance: figure(120, false), estimate: "proportional to rows moved" }),
+    );
+    expect(lines.summary).toBe("0 connections break; ~120 reach their proxy by second chance.");
+    expect(lines.estimate).toBe("~ estimated, proportional to rows moved.");
+  });
+  it("deactivate with connections left: the exact count, on the proxy that has them", () => {
+    const lines = impactLines(
+      impact({ broken: figure(37), proxies: [row("proxy-www-03.dc1.example.net", 37, 37)] }),
+    );
+    expect(lines.summary).toBe("37 connections break; 0 reach their proxy by second chance.");
+    expect(lines.breaks).toEqual({
+      count: 37,
+      text: "37 established connections on proxy-www-03 break: they have no hop left once it leaves the table.",
+    });
+  });
+  it("an unknown count is said to be unknown, with why, never 0", () => {
+    const lines = impactLines(
+      impact({
+        broken: figure(null),
+        unknown: [{ proxyId: "prx_3", hostname: "proxy-x.dc1", reason: "no report for 12 s" }],
+      }),
+    );
+    expect(lines.summary).toBe(
+      "How many connections break is unknown; 0 reach their proxy by second chance.",
+    );
+    expect(lines.breaks).toBeNull();
+    expect(lines.unknown).toBe(
+      "Unknown for proxy-x (no report for 12 s): figures that depend on it are not counted as 0.",
+    );
   });
 });

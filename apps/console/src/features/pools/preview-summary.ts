@@ -1,4 +1,4 @@
-import type { ProxyAction, ProxyState, TableDiff } from "@tide/contracts";
+import type { ConnectionImpact, ProxyAction, ProxyState, TableDiff } from "@tide/contracts";
 import { shortHost } from "../../components/short-host";
 
 const n = (v: number) => v.toLocaleString("en-US");
@@ -60,7 +60,67 @@ export function staleReason(basedOnVersion: number | null, currentVersion: numbe
   return `The pool changed since this preview (it was computed against ${was}; the current version is ${now}).`;
 }
 
-/** Actions that take traffic away from a proxy ask for a reason (kept in the audit event). */
-export function reasonRequired(action: ProxyAction): boolean {
+/**
+ * Actions that take traffic away from a proxy ask for a reason (kept in the audit event), and so
+ * does any change predicted to break connections, or whose breakage is unknown (the API refuses
+ * one predicted to break without a reason).
+ */
+export function reasonRequired(action: ProxyAction, impact?: ConnectionImpact | null): boolean {
+  if (impact && impact.broken.count !== 0) return true;
   return action === "drain" || action === "deactivate";
+}
+
+const connections = (count: number) => `${n(count)} ${count === 1 ? "connection" : "connections"}`;
+
+/**
+ * A preview's prediction for established connections, in plain words. Pure.
+ * - summary: "0 connections break; ~120 reach their proxy by second chance." (~ marks an estimate)
+ * - breaks: the warning when some break, per proxy ("37 established connections on proxy-www-03 break")
+ * - unknown: the proxies with no fresh figure, and why
+ * - estimate: how the ~ figures were estimated
+ */
+export function impactLines(impact: ConnectionImpact): {
+  summary: string;
+  breaks: { count: number; text: string } | null;
+  unknown: string | null;
+  estimate: string | null;
+} {
+  const fig = (f: ConnectionImpact["broken"]) =>
+    f.count === null ? null : `${f.exact ? "" : "~"}${n(f.count)}`;
+  const second = impact.viaSecondChance.count;
+  const secondText =
+    second === null
+      ? "how many reach their proxy by second chance is unknown"
+      : `${fig(impact.viaSecondChance)} reach${second === 1 ? "es" : ""} ${second === 1 ? "its" : "their"} proxy by second chance`;
+  const broken = impact.broken.count;
+  const brokenText =
+    broken === null
+      ? "How many connections break is unknown"
+      : `${broken === 0 ? "0 connections" : connections(broken)} break${broken === 1 ? "s" : ""}`;
+  const breaking = impact.proxies.filter((p) => (p.broken ?? 0) > 0);
+  const breaks =
+    broken !== null && broken > 0
+      ? {
+          count: broken,
+          text:
+            breaking
+              .map(
+                (p) =>
+                  `${n(p.broken!)} established ${p.broken === 1 ? "connection" : "connections"} on ` +
+                  `${shortHost(p.hostname)} ${p.broken === 1 ? "breaks" : "break"}`,
+              )
+              .join("; ") + ": they have no hop left once it leaves the table.",
+        }
+      : null;
+  return {
+    summary: `${brokenText}; ${secondText}.`,
+    breaks,
+    unknown:
+      impact.unknown.length === 0
+        ? null
+        : "Unknown for " +
+          impact.unknown.map((u) => `${shortHost(u.hostname)} (${u.reason})`).join(", ") +
+          ": figures that depend on it are not counted as 0.",
+    estimate: impact.estimate === null ? null : `~ estimated, ${impact.estimate}.`,
+  };
 }

@@ -1,6 +1,12 @@
 "use client";
 
-import { transitionFor, type Proxy, type ProxyAction, type TableDiff } from "@tide/contracts";
+import {
+  transitionFor,
+  type ConnectionImpact,
+  type Proxy,
+  type ProxyAction,
+  type TableDiff,
+} from "@tide/contracts";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { TABLE_ROWS as ROWS } from "@tide/forwarding/types";
 import { useState } from "react";
@@ -15,7 +21,7 @@ import { ServedBy } from "~/features/sync/served-by";
 import { useTRPC } from "~/trpc/react";
 import styles from "./transition-dialog.module.css";
 import { PreviewShares } from "./preview-shares";
-import { previewSummary, reasonRequired, staleReason } from "./preview-summary";
+import { impactLines, previewSummary, reasonRequired, staleReason } from "./preview-summary";
 import { RemainingConnections } from "./remaining-connections";
 import { TransitionResult } from "./transition-result";
 
@@ -68,11 +74,53 @@ function PreviewDiff({ diff }: { diff: TableDiff }) {
 }
 
 /**
+ * What the action does to the connections already established, from the proxies' own reports:
+ * how many break (a warning when any do) and how many reach their proxy by second chance; "~"
+ * marks an estimate, and proxies without a fresh figure are named rather than counted as 0.
+ */
+function PreviewImpact({ impact }: { impact: ConnectionImpact }) {
+  const lines = impactLines(impact);
+  return (
+    <section className={styles.impact} aria-label="Established connections" data-testid="preview-impact">
+      {lines.breaks && (
+        <div
+          className={styles.breaks}
+          role="alert"
+          data-testid="preview-breaks"
+          data-count={lines.breaks.count}
+        >
+          {lines.breaks.text}
+        </div>
+      )}
+      <p
+        className={styles.summaryLine}
+        data-testid="preview-impact-summary"
+        data-broken={impact.broken.count ?? "unknown"}
+        data-second-chance={impact.viaSecondChance.count ?? "unknown"}
+      >
+        {lines.summary}
+      </p>
+      {lines.unknown && (
+        <p className={styles.unknown} data-testid="preview-impact-unknown">
+          {lines.unknown}
+        </p>
+      )}
+      {lines.estimate && (
+        <p className="muted" data-testid="preview-impact-estimate">
+          {lines.estimate}
+        </p>
+      )}
+    </section>
+  );
+}
+
+/**
  * Preview, then confirm, one proxy action. The preview says whether the server would allow it
  * (and why not), what happens in one line, and what the new table changes. Confirm is disabled
  * while the preview is stale (the pool's table version moved on since), and sends the version it
  * was computed against so the server refuses a stale confirm too. Drain and deactivate need a
- * reason, kept in the audit event.
+ * reason, kept in the audit event, and so does any change predicted to break connections (the
+ * server refuses one without).
  */
 export function TransitionDialog({
   poolId,
@@ -93,7 +141,6 @@ export function TransitionDialog({
   const canOperate = useHasScope("operate");
   const [reason, setReason] = useState("");
   const transition = transitionFor(proxy.state, action);
-  const needsReason = reasonRequired(action);
 
   const preview = useQuery({
     ...trpc.proxies.preview.queryOptions({ proxyId: proxy.id, action }),
@@ -121,6 +168,7 @@ export function TransitionDialog({
   const done = apply.data;
   const data = preview.data;
   const allowed = data?.allowed === true;
+  const needsReason = reasonRequired(action, data?.impact);
   const stale =
     data && !done && !preview.isFetching ? staleReason(data.basedOnVersion, currentVersion) : null;
   const missingReason = needsReason && reason.trim() === "";
@@ -203,6 +251,7 @@ export function TransitionDialog({
               })}
             </p>
           )}
+          {data.impact && <PreviewImpact impact={data.impact} />}
           {data.diff && <PreviewDiff diff={data.diff} />}
         </>
       )}
