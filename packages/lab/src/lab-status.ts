@@ -40,7 +40,7 @@ export interface ConsoleDirectorSync {
   name: string;
   hostname: string;
   directorId: string;
-  /** in_sync, out_of_sync, silent, no_agent, idle; "missing" when the console does not list it. */
+  /** in_sync, propagating, unknown, out_of_sync, silent, no_agent, idle; "missing" when the console does not list it. */
   state: string;
   /** The lab pool's version the director serves, and the pool's current one (null: none). */
   servedVersion: number | null;

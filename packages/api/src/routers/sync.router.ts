@@ -12,7 +12,7 @@ export const syncRouter = router({
         path: "/sync",
         tags: ["directors"],
         summary:
-          "Every director: desired and served table per pool, in sync or behind since when, last check-in",
+          "Every director: desired and served table per pool, in sync, propagating, behind or unknown, from the last report",
       },
     })
     .input(z.void())
