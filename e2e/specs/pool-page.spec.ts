@@ -6,7 +6,8 @@ import { checkPage, watchConsoleErrors, WIDTHS } from "../support/page-checks";
  * The pool page as an operator meets it: a change in progress is a banner with its actions, other
  * proxies' Drain is disabled before any click and names the proxy it waits for, an abort drain
  * from the banner, a preview that goes stale while open, and the page at phone and laptop widths.
- * Every test makes its own pool (4 proxies, no director) under a name unique to this run.
+ * Every test makes its own pool (4 proxies, then its own director: the one-at-a-time rule applies
+ * only to a pool a director serves) under a name unique to this run.
  */
 const run = `${Date.now().toString(36)}${Math.floor(Math.random() * 1e4).toString(36)}`;
 let pools = 0;
@@ -36,6 +37,10 @@ async function makePool(page: Page): Promise<MadePool> {
       address: `${net}.${20 + i}`,
       hostname: `proxy-page-${n}-0${i}.${run}.example.net`,
     });
+  const director = (await call(api, "post", "/api/v1/directors", {
+    hostname: `director-page-${n}.${run}.example.net`,
+  })) as { id: string };
+  await call(api, "put", `/api/v1/directors/${director.id}/pools/${pool.id}`, {});
   const detail = (await (await api.get(`/api/v1/pools/${pool.id}`)).json()) as MadePool;
   return { id: pool.id, proxies: detail.proxies, net };
 }

@@ -75,6 +75,9 @@ export function ProxyActions({
                 href={`#proxy-${blocking}`}
                 data-testid="blocking-proxy"
                 title={refused.refusal?.message}
+                // The link is about the other proxy: focusing it (a click focuses first) must not
+                // select this row, whose selection could land after the click's.
+                onFocus={(e) => e.stopPropagation()}
                 onClick={(e) => {
                   e.stopPropagation();
                   onSelect(blocking);
