@@ -19,8 +19,8 @@ export function TransitionResult({
   if (!version) {
     return (
       <div className={styles.result} role="status" data-testid="transition-result">
-        {hostname} is now <StateBadge state={state} />. No proxy is left in rotation, so no table
-        version was written; no director serves this pool.
+        {hostname} is now <StateBadge state={state} />. No proxy is left in rotation, so no table version was
+        written; no director serves this pool.
       </div>
     );
   }
