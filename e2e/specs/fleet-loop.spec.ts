@@ -23,7 +23,10 @@ import { expect, openPool, signIn, test } from "../support/fixtures";
  * directors; each change is shown served by both directors, new connections avoid the drained
  * proxy, the drained proxy's established count (from its agent) falls to zero live before Set
  * inactive says nothing is left to cut, and no stream is reset or loses a byte. With health checks
- * on, a proxy whose HTTP server stops turns unhealthy on the pool page live, as both directors see it. A director killed and started with no table is
+ * on, a proxy whose HTTP server stops turns unhealthy on the pool page live, as both directors see it.
+ * Hash fields changed in the browser with 100 streams running migrate: no stream breaks, the pool
+ * page shows the packets still taking the old fields, and the migration is finished. A director
+ * killed and started with no table is
  * shown out of sync and then, with nobody doing anything, in sync again. A pool made in the browser
  * for a new VIP carries real flows, and the console's explain names the proxy that served each.
  *
@@ -194,6 +197,69 @@ test("drain, deactivate, fill and activate a proxy in the browser: both director
     expect(s.byState).toEqual({ closed: 190 - onDrained.length });
     expect(s.echoed).toBe(s.sent);
     for (const c of all) expect(c.echoed, JSON.stringify(c)).toBe(c.sent);
+  });
+});
+
+test("hash fields changed in the browser with 100 streams: 0 resets, the migration shown, then finished", async ({
+  page,
+}) => {
+  test.setTimeout(240_000);
+  requireRoot();
+  if (!lab || !driver) throw new Error("the lab of the first test is not running");
+  await signIn(page);
+  const streams = await driver!.open(100, { intervalMs: 100 });
+  expect(summarizeConnections(streams).byState).toEqual({ open: 100 });
+  const ids = streams.map((c) => c.id);
+  await openPool(page, CONSOLE_POOL_NAME);
+  const poolUrl = page.url();
+
+  await test.step("untick src_port: the preview says connections are kept; confirm", async () => {
+    await page.getByTestId("pool-settings-link").click();
+    const panel = page.getByTestId("hash-fields-change");
+    await expect(panel.getByTestId("current-hash-fields")).toHaveText("src_addr, src_port");
+    await panel.getByTestId("hash-field-src_port").uncheck();
+    await panel.getByTestId("preview-hash-fields").click();
+    await expect(panel.getByTestId("hash-preview-keeps")).toHaveAttribute("data-migrates", "true");
+    await panel.getByTestId("hash-fields-reason").fill("e2e fleet loop: hash on the address only");
+    await panel.getByTestId("confirm-hash-fields").click();
+    await expect(panel.getByTestId("hash-fields-saved")).toContainText("Now hashing on src_addr");
+  });
+
+  await test.step("the pool page shows the migration and the packets still taking the old fields", async () => {
+    await page.goto(poolUrl);
+    await expect(page.getByTestId("served-by")).toHaveAttribute("data-done", "true", { timeout: 20_000 });
+    const banner = page.getByTestId("hash-migration-banner");
+    await expect(banner).toContainText("Hash fields migrating src_addr, src_port → src_addr");
+    // Pushed from the proxies' agents: tide-redirect's accepted_alternate_hash on the pool's VIP.
+    await expect(page.getByTestId("hash-migration-alternate")).toContainText(
+      "packets/s through the old fields",
+      {
+        timeout: 20_000,
+      },
+    );
+    await page.screenshot({ path: test.info().outputPath("hash-migration.png"), fullPage: true });
+    await sleep(3_000);
+    expectStreaming(await driver!.report(ids));
+  });
+
+  await test.step("the streams end with every byte echoed; the migration is finished", async () => {
+    const s = summarizeConnections(await driver!.close({ ids }));
+    expect(s.errors).toEqual({});
+    expect(s.byState).toEqual({ closed: 100 });
+    expect(s.echoed).toBe(s.sent);
+    const alternate = page.getByTestId("hash-migration-alternate");
+    const banner = page.getByTestId("hash-migration-banner");
+    // With no stream left, nothing takes the old fields (or the console already finished it).
+    await expect(async () => {
+      if ((await banner.count()) === 0) return;
+      await expect(alternate).toContainText("No established flow reaches its proxy through the old fields");
+    }).toPass({ timeout: 20_000 });
+    if ((await banner.count()) > 0) {
+      await page.getByTestId("finish-hash-migration").click();
+      await page.getByTestId("confirm-finish-hash-migration").click();
+    }
+    await expect(banner).toHaveCount(0);
+    await expect(page.getByTestId("served-by")).toHaveAttribute("data-done", "true", { timeout: 20_000 });
   });
 });
 
