@@ -75,9 +75,9 @@ export function ProxyActions({
                 href={`#proxy-${blocking}`}
                 data-testid="blocking-proxy"
                 title={refused.refusal?.message}
-                // The link is about the other proxy: focusing it (a click focuses first) must not
-                // select this row, whose selection could land after the click's.
-                onFocus={(e) => e.stopPropagation()}
+                // Tab onto the link selects its row (as for any action); a click selects the other
+                // proxy, so it must not focus the link first: that row selection could land after it.
+                onMouseDown={(e) => e.preventDefault()}
                 onClick={(e) => {
                   e.stopPropagation();
                   onSelect(blocking);
