@@ -15,6 +15,7 @@ import { formatUtc, TimeAgo } from "~/components/time-ago";
 import { useTRPC } from "~/trpc/react";
 import { formatDuration } from "./duration";
 import styles from "./pool-health.module.css";
+import { useNow } from "./use-now";
 
 /** "GUE + HTTP :80 /health (200) every 2 s, timeout 1 s, up after 3, down after 3". */
 export function describeHealthCheck(c: PoolHealthCheck): string {
@@ -55,17 +56,6 @@ export function flappedWords(recentFlips: number): string {
   return `${recentFlips === 1 ? "flapped once" : `flapped ${recentFlips} times`} in the last ${formatDuration(FLAP_WINDOW_MS)}`;
 }
 
-/** Ticks every second while mounted; null before hydration (the server renders no countdown). */
-function useSecondClock(): number | null {
-  const [now, setNow] = useState<number | null>(null);
-  useEffect(() => {
-    setNow(Date.now());
-    const timer = setInterval(() => setNow(Date.now()), 1000);
-    return () => clearInterval(timer);
-  }, []);
-  return now;
-}
-
 /**
  * A recovery hold beside "unhealthy": " — held until 14:03:12Z (flapped 3 times in the last 10 min)",
  * then "back in 37 s if its checks keep passing", counting down each second. Exported for every
@@ -76,7 +66,7 @@ export function HoldNote({
 }: {
   hold: Pick<ProxyHealthRow, "heldUntil" | "recentFlips" | "holdReason">;
 }) {
-  const now = useSecondClock();
+  const now = useNow();
   if (hold.heldUntil === null) return null;
   const left = now === null ? null : Date.parse(hold.heldUntil) - now;
   return (
