@@ -20,6 +20,7 @@ import { lockDirectorsAndCheckBinds } from "./director.service";
 import { getPool, toVersionSummary } from "./fleet.service";
 import { parseHashFields } from "./hash-fields";
 import { lockPool, TRANSACTION_OPTIONS } from "./pool-lock";
+import { servingOf } from "./proxy-transition.service";
 import { currentTableOf, insertCurrentTableVersion, insertTableVersion, isBuildable } from "./table.service";
 
 /** Who changes a pool: a user or token, or the system (seed, tests). */
@@ -386,11 +387,11 @@ export async function setBinds(
  * assigned and a table version to serve). A pool nothing serves has no connection to keep.
  */
 async function mustMigrate(tx: Prisma.TransactionClient | Db, poolId: string): Promise<boolean> {
-  const [directors, versions] = await Promise.all([
-    tx.director.count({ where: { pools: { some: { id: poolId } } } }),
+  const [{ served }, versions] = await Promise.all([
+    servingOf(tx, poolId),
     tx.tableVersion.count({ where: { poolId } }),
   ]);
-  return directors > 0 && versions > 0;
+  return served && versions > 0;
 }
 
 /** The refusal of a hash-field change while another one migrates (the director holds one alt set). */

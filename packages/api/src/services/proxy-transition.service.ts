@@ -36,8 +36,11 @@ function impactProxies(
   }));
 }
 
-/** Whether any director serves the pool (the pool invariants apply only then). */
-async function servingOf(db: Db | Prisma.TransactionClient, poolId: string) {
+/**
+ * Whether any director serves the pool: the pool invariants apply only then, and only then does a
+ * hash-field change migrate (pool.service.ts).
+ */
+export async function servingOf(db: Db | Prisma.TransactionClient, poolId: string) {
   const n = await db.director.count({ where: { pools: { some: { id: poolId } } } });
   return { served: n > 0 };
 }
