@@ -76,11 +76,6 @@ class HashMigrationFinisher {
     }, CHECK_INTERVAL_MS);
     this.timer.unref();
   }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-  }
 }
 
 const finishers = new WeakMap<Db, HashMigrationFinisher>();
