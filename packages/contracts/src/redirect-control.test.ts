@@ -6,11 +6,17 @@ import {
   REDIRECT_CONTROL_PROTOCOL_VERSION,
   REDIRECT_CONTROL_SOCKET_PATH,
   REDIRECT_DEFAULT_GUE_PORT,
+  REDIRECT_FLOWS_DEFAULT_SINCE_MS,
+  REDIRECT_FLOWS_MAX_SINCE_MS,
+  REDIRECT_MAX_FLOWS,
+  REDIRECT_MAX_FLOWS_REPLY,
   REDIRECT_MAX_LOCAL_ADDRESSES,
   REDIRECT_MAX_VIPS,
   RedirectControlReply,
   RedirectControlRequest,
   RedirectCounters,
+  RedirectFlow,
+  RedirectFlowsResult,
   RedirectStatsResult,
   RedirectStatusResult,
   RedirectVip,
@@ -18,6 +24,7 @@ import {
   redirectControlReplies,
   type RedirectConfigResult,
   type RedirectControlReplyFor,
+  type RedirectFlowsResult as RedirectFlowsResultType,
 } from "./redirect-control";
 
 function counters(n = 0) {
@@ -106,6 +113,9 @@ describe("RedirectControlRequest", () => {
     { cmd: "config", port: 19524 },
     { id: 3, cmd: "config", local_addresses: ["10.0.0.1"] },
     { cmd: "config", local_addresses: ["10.0.0.1", "10.0.0.2"], port: 1 },
+    { cmd: "flows" },
+    { id: 7, cmd: "flows", since_ms: 1 },
+    { cmd: "flows", since_ms: REDIRECT_FLOWS_MAX_SINCE_MS },
   ])("accepts %j", (line) => {
     expect(RedirectControlRequest.parse(line)).toEqual(line);
   });
@@ -128,6 +138,12 @@ describe("RedirectControlRequest", () => {
     ["a repeated local address", { cmd: "config", local_addresses: ["10.0.0.1", "10.0.0.1"] }],
     ["an IPv6 local address", { cmd: "config", local_addresses: ["2001:db8::1"] }],
     ["a local address as a string", { cmd: "config", local_addresses: "10.0.0.1" }],
+    ["since_ms 0", { cmd: "flows", since_ms: 0 }],
+    ["since_ms over ten minutes", { cmd: "flows", since_ms: REDIRECT_FLOWS_MAX_SINCE_MS + 1 }],
+    ["a fractional since_ms", { cmd: "flows", since_ms: 1.5 }],
+    ["since_ms as a string", { cmd: "flows", since_ms: "x" }],
+    ["a null since_ms", { cmd: "flows", since_ms: null }],
+    ["an unknown field on flows", { cmd: "flows", limit: 10 }],
     ["a null id", { id: null, cmd: "status" }],
     ["a fractional id", { id: 1.5, cmd: "status" }],
   ])("rejects %s", (_what, line) => {
@@ -243,6 +259,105 @@ describe("RedirectStatsResult: the why counters and the VIPs", () => {
   });
 });
 
+describe("RedirectFlowsResult: the flows of the change report", () => {
+  const flow = {
+    client_address: "10.0.0.5",
+    client_port: 40000,
+    address: "10.77.0.1",
+    port: 8080,
+    proto: "tcp",
+    first_seen_ms_ago: 1234,
+    second_chance: { packets: 12, last_seen_ms_ago: 3 },
+    alternate_hash: null,
+    last_resort: null,
+  };
+
+  it("fixes the map size, the reply cap and the default window", () => {
+    expect(REDIRECT_MAX_FLOWS).toBe(8192);
+    expect(REDIRECT_MAX_FLOWS_REPLY).toBe(512);
+    expect(REDIRECT_FLOWS_DEFAULT_SINCE_MS).toBe(10_000);
+    expect(REDIRECT_FLOWS_MAX_SINCE_MS).toBe(600_000);
+  });
+
+  it("takes a reply with flows of every kind, IPv4 and IPv6", () => {
+    const result = {
+      flows: [
+        flow,
+        {
+          ...flow,
+          client_address: "fd00::5",
+          address: "fd00:77::1",
+          second_chance: { packets: 2 ** 60, last_seen_ms_ago: 0.25 },
+          alternate_hash: { packets: 1, last_seen_ms_ago: 0 },
+          last_resort: { packets: 3, last_seen_ms_ago: 9000 },
+        },
+      ],
+      matched: 37,
+      capacity: REDIRECT_MAX_FLOWS,
+    };
+    const reply = { id: 1, ok: true, result };
+    const parsed = redirectControlReplies.flows.parse(reply);
+    expect(parsed).toEqual(reply);
+    expectTypeOf(parsed).toEqualTypeOf<RedirectControlReplyFor<"flows">>();
+    expect(RedirectControlReply.parse(reply)).toEqual(reply);
+    expectTypeOf<
+      Extract<RedirectControlReplyFor<"flows">, { ok: true }>["result"]
+    >().toEqualTypeOf<RedirectFlowsResultType>();
+  });
+
+  it("takes an empty list", () => {
+    expect(RedirectFlowsResult.safeParse({ flows: [], matched: 0, capacity: 8192 }).success).toBe(true);
+  });
+
+  it.each<[string, unknown]>([
+    ["udp", { ...flow, proto: "udp" }],
+    ["a missing kind (null is the way to say never)", { ...flow, last_resort: undefined }],
+    ["a kind without last_seen_ms_ago", { ...flow, last_resort: { packets: 1 } }],
+    ["a negative age", { ...flow, second_chance: { packets: 1, last_seen_ms_ago: -1 } }],
+    ["a negative first_seen_ms_ago", { ...flow, first_seen_ms_ago: -1 }],
+    ["fractional packets", { ...flow, second_chance: { packets: 0.5, last_seen_ms_ago: 1 } }],
+    ["an unknown field in a kind", { ...flow, second_chance: { packets: 1, last_seen_ms_ago: 1, x: 1 } }],
+    ["an unknown kind", { ...flow, forwarded: null }],
+    ["a client port over 65535", { ...flow, client_port: 65536 }],
+    ["a host name", { ...flow, address: "vip.example" }],
+  ])("rejects a flow with %s", (_what, f) => {
+    expect(RedirectFlow.safeParse(f).success).toBe(false);
+  });
+
+  it.each<[string, unknown]>([
+    ["a missing matched", { flows: [], capacity: 8192 }],
+    ["a negative matched", { flows: [], matched: -1, capacity: 8192 }],
+    ["capacity 0", { flows: [], matched: 0, capacity: 0 }],
+    ["an unknown field", { flows: [], matched: 0, capacity: 8192, evicted: 0 }],
+    [
+      `more than ${REDIRECT_MAX_FLOWS_REPLY} flows`,
+      {
+        flows: Array.from({ length: REDIRECT_MAX_FLOWS_REPLY + 1 }, () => flow),
+        matched: 600,
+        capacity: 8192,
+      },
+    ],
+  ])("rejects a result with %s", (_what, r) => {
+    expect(RedirectFlowsResult.safeParse(r).success).toBe(false);
+  });
+
+  it(`takes ${REDIRECT_MAX_FLOWS_REPLY} flows`, () => {
+    const flows = Array.from({ length: REDIRECT_MAX_FLOWS_REPLY }, () => flow);
+    expect(RedirectFlowsResult.safeParse({ flows, matched: 9000, capacity: 8192 }).success).toBe(true);
+  });
+
+  it("is not a stats result, and stats is not a flows result", () => {
+    expect(
+      redirectControlReplies.stats.safeParse({
+        id: 1,
+        ok: true,
+        result: { flows: [], matched: 0, capacity: 1 },
+      }).success,
+    ).toBe(false);
+    expect(redirectControlReplies.flows.safeParse(JSON.parse(daemonStats)).success).toBe(false);
+  });
+});
+
 describe("RedirectStatusResult", () => {
   it.each<[string, unknown]>([
     ["a local-time start", { ...statusResult, started_at: "2025-01-02T03:04:05+02:00" }],
@@ -272,6 +387,9 @@ describe("redirect-control.schema.json", () => {
         "RedirectCounters",
         "RedirectVip",
         "RedirectVipCounters",
+        "RedirectFlowsResult",
+        "RedirectFlow",
+        "RedirectFlowKind",
       ]),
     );
   });

@@ -35,6 +35,22 @@ export const REDIRECT_MAX_LOCAL_ADDRESSES = 16;
 /** VIPs the BPF program counts one by one (TIDE_REDIRECT_MAX_VIPS); beyond, the least recent is evicted. */
 export const REDIRECT_MAX_VIPS = 1024;
 
+/**
+ * Flows (inner TCP 5-tuples) the BPF program remembers for the change report (TIDE_REDIRECT_MAX_FLOWS):
+ * only flows with a packet that took a second chance, the alternate hash or a last resort; beyond,
+ * the least recently updated is evicted.
+ */
+export const REDIRECT_MAX_FLOWS = 8192;
+
+/** Most flows one `flows` reply lists (REDIRECT_MAX_FLOWS_REPLY; about 250 bytes each, well under 1 MiB). */
+export const REDIRECT_MAX_FLOWS_REPLY = 512;
+
+/** `flows` looks this far back (ms) unless since_ms says otherwise. */
+export const REDIRECT_FLOWS_DEFAULT_SINCE_MS = 10_000;
+
+/** Longest since_ms a `flows` request may ask for (ms): ten minutes. */
+export const REDIRECT_FLOWS_MAX_SINCE_MS = 600_000;
+
 /** GUE UDP port unless configured otherwise (glb-director's). */
 export const REDIRECT_DEFAULT_GUE_PORT = GUE_PORT;
 
@@ -56,7 +72,9 @@ const LocalAddresses = z
 // ---------------------------------------------------------------------------------------------------
 // Requests
 
-export const RedirectControlCommand = z.enum(["status", "stats", "config"]).describe("A control command");
+export const RedirectControlCommand = z
+  .enum(["status", "stats", "config", "flows"])
+  .describe("A control command");
 export type RedirectControlCommand = z.infer<typeof RedirectControlCommand>;
 
 export const RedirectControlRequestId = ControlRequestId;
@@ -93,8 +111,35 @@ export const RedirectConfigRequest = z
   );
 export type RedirectConfigRequest = z.infer<typeof RedirectConfigRequest>;
 
+export const RedirectFlowsRequest = z
+  .strictObject({
+    id: requestId,
+    cmd: z
+      .literal("flows")
+      .describe("List the recent flows that took a second chance, the alternate hash or a last resort"),
+    since_ms: z
+      .int()
+      .min(1)
+      .max(REDIRECT_FLOWS_MAX_SINCE_MS)
+      .optional()
+      .describe(
+        `Only flows whose newest such packet is at most this many ms old, 1..${REDIRECT_FLOWS_MAX_SINCE_MS}; ` +
+          `absent means ${REDIRECT_FLOWS_DEFAULT_SINCE_MS}`,
+      ),
+  })
+  .describe(
+    "flows: the connections (not packets) that reached their proxy through a hop, the alternate " +
+      "hash of a hash-field migration, or were taken by a last resort; older tide-redirect answers unknown_command",
+  );
+export type RedirectFlowsRequest = z.infer<typeof RedirectFlowsRequest>;
+
 export const RedirectControlRequest = z
-  .discriminatedUnion("cmd", [RedirectStatusRequest, RedirectStatsRequest, RedirectConfigRequest])
+  .discriminatedUnion("cmd", [
+    RedirectStatusRequest,
+    RedirectStatsRequest,
+    RedirectConfigRequest,
+    RedirectFlowsRequest,
+  ])
   .describe("One request line: a JSON object with cmd and that command's arguments, nothing else")
   .meta({ id: "RedirectControlRequest" });
 export type RedirectControlRequest = z.infer<typeof RedirectControlRequest>;
@@ -245,11 +290,84 @@ export const RedirectStatsResult = z
   .meta({ id: "RedirectStatsResult" });
 export type RedirectStatsResult = z.infer<typeof RedirectStatsResult>;
 
+export const RedirectFlowKind = z
+  .strictObject({
+    packets: Counter.describe("Packets of this flow that went this way"),
+    last_seen_ms_ago: z
+      .number()
+      .nonnegative()
+      .describe("ms between the last of them and the reply (the daemon's monotonic clock)"),
+  })
+  .nullable()
+  .describe("How often and how recently a flow went one way; null when it never did")
+  .meta({ id: "RedirectFlowKind" });
+export type RedirectFlowKind = z.infer<typeof RedirectFlowKind>;
+
+const FlowAddress = z.union([z.ipv4(), z.ipv6()]);
+const FlowPort = z.int().min(0).max(65535);
+
+export const RedirectFlow = z
+  .strictObject({
+    client_address: FlowAddress.describe("The inner packets' source address (the client)"),
+    client_port: FlowPort.describe("Their source port"),
+    address: FlowAddress.describe("Their destination address (the VIP), same family as client_address"),
+    port: FlowPort.describe("Their destination port"),
+    proto: z.literal("tcp").describe("Their protocol: only inner TCP flows are recorded"),
+    first_seen_ms_ago: z
+      .number()
+      .nonnegative()
+      .describe("ms between the flow's first recorded packet and the reply"),
+    second_chance: RedirectFlowKind.describe(
+      "Packets accepted here as a hop (next_hop > 0) because a local socket owns the flow " +
+        "(they count in accepted_second_chance), or null",
+    ),
+    alternate_hash: RedirectFlowKind.describe(
+      "Of second_chance, the packets that came through the alternate pair of a hash-field migration " +
+        "(they count in accepted_alternate_hash), or null",
+    ),
+    last_resort: RedirectFlowKind.describe(
+      "Packets accepted with no owner and no hop left (accepted_last_resort): the kernel answers " +
+        "them with a reset, so the connection is broken; or null",
+    ),
+  })
+  .describe(
+    "One inner TCP flow as the client sends it, with what its packets took; a flow whose packets " +
+      "all reached their first proxy is never listed",
+  )
+  .meta({ id: "RedirectFlow" });
+export type RedirectFlow = z.infer<typeof RedirectFlow>;
+
+export const RedirectFlowsResult = z
+  .strictObject({
+    flows: z
+      .array(RedirectFlow)
+      .max(REDIRECT_MAX_FLOWS_REPLY)
+      .describe(
+        `The flows whose newest second-chance, alternate-hash or last-resort packet is at most since_ms ` +
+          `old, newest first, at most ${REDIRECT_MAX_FLOWS_REPLY}`,
+      ),
+    matched: z
+      .int()
+      .min(0)
+      .describe("How many flows are within since_ms; more than flows lists when the list is capped"),
+    capacity: z
+      .int()
+      .min(1)
+      .describe(
+        `Flows the BPF map holds (${REDIRECT_MAX_FLOWS} by default); when full, the least recently ` +
+          "updated is evicted, so a report over a busy window may miss flows",
+      ),
+  })
+  .describe("flows result")
+  .meta({ id: "RedirectFlowsResult" });
+export type RedirectFlowsResult = z.infer<typeof RedirectFlowsResult>;
+
 /** Each command's result schema. */
 export const redirectControlResults = {
   status: RedirectStatusResult,
   stats: RedirectStatsResult,
   config: RedirectConfigResult,
+  flows: RedirectFlowsResult,
 } as const satisfies Record<RedirectControlCommand, z.ZodType>;
 
 export type RedirectControlResultFor<C extends RedirectControlCommand> = z.infer<
@@ -264,7 +382,7 @@ export type RedirectControlFailure = z.infer<typeof RedirectControlFailure>;
 
 export const RedirectControlSuccess = controlSuccess(
   z
-    .union([RedirectStatusResult, RedirectStatsResult, RedirectConfigResult])
+    .union([RedirectStatusResult, RedirectStatsResult, RedirectConfigResult, RedirectFlowsResult])
     .describe("The result of the request's command"),
 );
 export type RedirectControlSuccess = z.infer<typeof RedirectControlSuccess>;
@@ -280,6 +398,7 @@ export const redirectControlReplies = {
   status: controlReply(RedirectStatusResult, RedirectControlFailure),
   stats: controlReply(RedirectStatsResult, RedirectControlFailure),
   config: controlReply(RedirectConfigResult, RedirectControlFailure),
+  flows: controlReply(RedirectFlowsResult, RedirectControlFailure),
 } as const satisfies Record<RedirectControlCommand, z.ZodType>;
 
 export type RedirectControlReplyFor<C extends RedirectControlCommand> = z.infer<
