@@ -22,6 +22,32 @@ export const HOST_TOKEN_PREFIX = "tide_host_";
 export const HostRole = z.enum(["director", "proxy", "host"]).describe("What runs on the host");
 export type HostRole = z.infer<typeof HostRole>;
 
+/** Most flows one reading carries (tide-redirect's REDIRECT_MAX_FLOWS_REPLY). */
+export const AGENT_MAX_REDIRECT_FLOWS = 512;
+
+const FlowKindSeen = z
+  .strictObject({
+    packets: z.number().int().min(0).describe("Packets of this kind since the flow's record was made"),
+    lastSeenAt: z.iso.datetime().describe("Its last packet of this kind (RFC 3339, UTC)"),
+  })
+  .nullable()
+  .describe("null: the flow never took this path");
+
+export const AgentRedirectFlow = z
+  .strictObject({
+    clientAddress: z.union([z.ipv4(), z.ipv6()]).describe("Client address as the client sends"),
+    clientPort: z.int().min(0).max(65535),
+    address: z.union([z.ipv4(), z.ipv6()]).describe("The VIP (inner destination)"),
+    port: z.int().min(0).max(65535),
+    proto: z.enum(["tcp", "udp"]),
+    firstSeenAt: z.iso.datetime().describe("When tide-redirect made the flow's record"),
+    secondChance: FlowKindSeen,
+    alternateHash: FlowKindSeen,
+    lastResort: FlowKindSeen,
+  })
+  .describe("A flow tide-redirect recorded, its ages turned into times by the agent");
+export type AgentRedirectFlow = z.infer<typeof AgentRedirectFlow>;
+
 export const DataPlaneState = z
   .strictObject({
     component: z.enum(["director", "redirect"]).describe("tide-director or tide-redirect"),
@@ -43,6 +69,21 @@ export const DataPlaneState = z
         "tide-redirect counters per VIP (absolute), if a proxy whose tide-redirect reports them; " +
           "absent from older agents, null when not read",
       ),
+    redirectFlows: z
+      .array(AgentRedirectFlow)
+      .max(AGENT_MAX_REDIRECT_FLOWS)
+      .nullable()
+      .optional()
+      .describe(
+        "tide-redirect's recent flows that took a second chance, the alternate hash or a last resort " +
+          "(its `flows` command: newest first, capped), if a proxy whose tide-redirect has the command; " +
+          "absent from older agents, null when not read",
+      ),
+    redirectFlowsMatched: z
+      .int()
+      .min(0)
+      .optional()
+      .describe("How many flows matched the `flows` reading (more than listed: the list was capped)"),
     countersReadAt: z.iso
       .datetime()
       .optional()

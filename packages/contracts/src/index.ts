@@ -4,6 +4,7 @@ export * from "./fleet";
 export * from "./proxy-state-machine";
 export * from "./auth";
 export * from "./tables";
+export * from "./change-report";
 export * from "./audit";
 export * from "./director-control";
 export * from "./redirect-control";
