@@ -20,3 +20,4 @@ export * from "./repositories/observation-history";
 export * from "./repositories/observation-rollup-columns";
 export * from "./repositories/findings";
 export * from "./repositories/host-traffic";
+export * from "./repositories/redirect-flows";
