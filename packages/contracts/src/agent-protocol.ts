@@ -2,7 +2,12 @@ import { z } from "zod";
 import { HealthCheckJob } from "./proxy-health";
 import { DirectorCounters } from "./director-control";
 import { HostId, ObservationBatch, ProbeAvailability } from "./observations";
-import { REDIRECT_MAX_VIPS, RedirectCounters, RedirectVip } from "./redirect-control";
+import {
+  REDIRECT_MAX_FLOWS_REPLY,
+  REDIRECT_MAX_VIPS,
+  RedirectCounters,
+  RedirectVip,
+} from "./redirect-control";
 
 /**
  * tide-agent <-> console. The agent authenticates with a host token (`Authorization: Bearer
@@ -22,8 +27,8 @@ export const HOST_TOKEN_PREFIX = "tide_host_";
 export const HostRole = z.enum(["director", "proxy", "host"]).describe("What runs on the host");
 export type HostRole = z.infer<typeof HostRole>;
 
-/** Most flows one reading carries (tide-redirect's REDIRECT_MAX_FLOWS_REPLY). */
-export const AGENT_MAX_REDIRECT_FLOWS = 512;
+/** Most flows one reading carries: what one tide-redirect `flows` reply lists. */
+export const AGENT_MAX_REDIRECT_FLOWS = REDIRECT_MAX_FLOWS_REPLY;
 
 const FlowKindSeen = z
   .strictObject({

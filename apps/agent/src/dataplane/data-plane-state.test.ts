@@ -22,6 +22,18 @@ const vip = {
   },
 };
 
+const flowRecord = {
+  client_address: "10.201.9.7",
+  client_port: 40000,
+  address: "10.201.0.10",
+  port: 80,
+  proto: "tcp",
+  first_seen_ms_ago: 5000,
+  second_chance: { packets: 12, last_seen_ms_ago: 250 },
+  alternate_hash: { packets: 4, last_seen_ms_ago: 1000 },
+  last_resort: null,
+};
+
 /** A tide-redirect socket; `vips` false answers as one before the VIP map (no vips, no why counters). */
 function fakeRedirect(path: string, vips = true): Promise<Server> {
   const counters = Object.fromEntries(
@@ -64,6 +76,18 @@ function fakeRedirect(path: string, vips = true): Promise<Server> {
       while ((nl = buf.indexOf("\n")) >= 0) {
         const req = JSON.parse(buf.slice(0, nl)) as { id: number; cmd: string };
         buf = buf.slice(nl + 1);
+        if (req.cmd === "flows") {
+          // An older tide-redirect does not know the command; a newer one lists one flow of two matched.
+          const reply = vips
+            ? { id: req.id, ok: true, result: { flows: [flowRecord], matched: 2, capacity: 8192 } }
+            : {
+                id: req.id,
+                ok: false,
+                error: { code: "unknown_command", message: "unknown command: flows" },
+              };
+          sock.write(JSON.stringify(reply) + "\n");
+          continue;
+        }
         const result =
           req.cmd === "status"
             ? status
@@ -97,6 +121,21 @@ describe("redirectState", () => {
       expect(s.redirectCounters?.accepted_second_chance).toBe(3);
       expect(s.redirectVips).toEqual([vip]);
       expect(s.countersReadAt).toBe("2026-11-28T06:00:00.000Z");
+      // Flows with their ages turned into times from the reading, and the matched count (capped list).
+      expect(s.redirectFlows).toEqual([
+        {
+          clientAddress: "10.201.9.7",
+          clientPort: 40000,
+          address: "10.201.0.10",
+          port: 80,
+          proto: "tcp",
+          firstSeenAt: "2026-11-28T05:59:55.000Z",
+          secondChance: { packets: 12, lastSeenAt: "2026-11-28T05:59:59.750Z" },
+          alternateHash: { packets: 4, lastSeenAt: "2026-11-28T05:59:59.000Z" },
+          lastResort: null,
+        },
+      ]);
+      expect(s.redirectFlowsMatched).toBe(2);
     } finally {
       server.close();
     }
@@ -107,7 +146,7 @@ describe("redirectState", () => {
     const server = await fakeRedirect(path, false);
     try {
       const s = await redirectState(path);
-      expect(s).toMatchObject({ reachable: true, error: null, redirectVips: null });
+      expect(s).toMatchObject({ reachable: true, error: null, redirectVips: null, redirectFlows: null });
       expect(s.redirectCounters?.total).toBe(1);
       expect(s.redirectCounters).not.toHaveProperty("accepted_second_chance");
     } finally {

@@ -1,6 +1,7 @@
 import {
   directorControlReplies,
   redirectControlResults,
+  type AgentRedirectFlow,
   type DataPlaneState,
   type DirectorLoadTableResult,
 } from "@tide/contracts";
@@ -118,8 +119,11 @@ export async function redirectState(
     const replies = await controlExchange(socket, [
       { id: 1, cmd: "status" },
       { id: 2, cmd: "stats" },
+      // Answered unknown_command by a tide-redirect before the command: then no flows (null).
+      { id: 3, cmd: "flows", since_ms: FLOWS_SINCE_MS },
     ]);
-    const statsReadAt = now().toISOString();
+    const readAt = now();
+    const statsReadAt = readAt.toISOString();
     const s = RedirectReply(redirectControlResults.status).safeParse(replies[0]);
     if (!s.success) return unreachable("redirect", socket, "bad status reply");
     if (!s.data.ok)
@@ -144,11 +148,47 @@ export async function redirectState(
       error: fromMap !== null ? null : statsError,
       redirectCounters: counters,
       redirectVips: stats?.vips ?? null,
+      ...flowsOf(replies[2], readAt),
       ...(counters !== null ? { countersReadAt: fromMap !== null ? mapReadAt : statsReadAt } : {}),
     };
   } catch (err) {
     return unreachable("redirect", socket, message(err));
   }
+}
+
+/**
+ * How far back each reading asks for flows, ms: several readings' worth (readings come every
+ * second), so a reading that failed or a batch the console refused loses none; the console keeps
+ * each flow's newest record.
+ */
+export const FLOWS_SINCE_MS = 10_000;
+
+/**
+ * tide-redirect's `flows` reply as the agent sends it: ages (ms before the reply) turned into times
+ * from `readAt`. Nothing (no fields) for a reply that is not a flows result: an older tide-redirect
+ * (unknown_command) or a failure, so the console knows flows were not read.
+ */
+export function flowsOf(
+  reply: unknown,
+  readAt: Date,
+): Pick<DataPlaneState, "redirectFlows" | "redirectFlowsMatched"> {
+  const r = RedirectReply(redirectControlResults.flows).safeParse(reply);
+  if (!r.success || !r.data.ok) return { redirectFlows: null };
+  const at = (msAgo: number) => new Date(readAt.getTime() - msAgo).toISOString();
+  const kind = (k: { packets: number; last_seen_ms_ago: number } | null) =>
+    k === null ? null : { packets: k.packets, lastSeenAt: at(k.last_seen_ms_ago) };
+  const flows = r.data.result.flows.map((f): AgentRedirectFlow => ({
+    clientAddress: f.client_address,
+    clientPort: f.client_port,
+    address: f.address,
+    port: f.port,
+    proto: f.proto,
+    firstSeenAt: at(f.first_seen_ms_ago),
+    secondChance: kind(f.second_chance),
+    alternateHash: kind(f.alternate_hash),
+    lastResort: kind(f.last_resort),
+  }));
+  return { redirectFlows: flows, redirectFlowsMatched: r.data.result.matched };
 }
 
 /** Ask the director to load a GLBD file; resolves with the result or rejects with the director's error. */
