@@ -1,26 +1,30 @@
 "use client";
 
-import type { TableVersionSummary } from "@tide/contracts";
+import type { ChangeReport, TableVersionSummary } from "@tide/contracts";
 import Link from "next/link";
 import { HashPrefix } from "~/components/hash-prefix";
+import { ChangeReportBadge } from "~/features/change-report/change-report-badge";
 import { UtcTime } from "~/components/time-ago";
 import styles from "./versions.module.css";
 
 /**
  * Versions newest first. Click a row to diff it against the previous version, or pick any two with
- * the "from" and "to" radios.
+ * the "from" and "to" radios. "Connections" is each version's change report in a few words.
  */
 export function VersionList({
   poolId,
   versions,
   fromId,
   toId,
+  reports,
   onPick,
 }: {
   poolId: string;
   versions: TableVersionSummary[];
   fromId: string | null;
   toId: string | null;
+  /** By version id; null: none; absent: not read yet. */
+  reports: ReadonlyMap<string, ChangeReport | null>;
   onPick: (pick: { from?: string | null; to?: string }) => void;
 }) {
   const fromIndex = versions.findIndex((v) => v.id === fromId);
@@ -37,6 +41,7 @@ export function VersionList({
           <th>Actor</th>
           <th>Reason</th>
           <th>Time (UTC)</th>
+          <th title="What the change did to established connections (its change report)">Connections</th>
           <th />
         </tr>
       </thead>
@@ -89,6 +94,9 @@ export function VersionList({
               </td>
               <td>
                 <UtcTime iso={v.createdAt} />
+              </td>
+              <td>
+                <ChangeReportBadge report={reports.get(v.id)} />
               </td>
               <td>
                 <Link

@@ -6,6 +6,8 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useEffect, useMemo } from "react";
 import { ErrorNotice } from "~/components/error-notice";
+import { ChangeReportPanel } from "~/features/change-report/change-report-panel";
+import { useChangeReports } from "~/features/change-report/use-change-reports";
 import { useTRPC } from "~/trpc/react";
 import { VersionDiff } from "./version-diff";
 import { VERSIONS_PAGE } from "./versions-page-size";
@@ -42,6 +44,12 @@ export function VersionsView({
     ),
   );
   const items = useMemo(() => versions.data?.pages.flatMap((p) => p.items) ?? [], [versions.data]);
+  // One reports query per page of versions (VERSIONS_PAGE ids, within the API's 200).
+  const pageIds = useMemo(
+    () => versions.data?.pages.map((p) => p.items.map((v) => v.id)) ?? [],
+    [versions.data],
+  );
+  const reports = useChangeReports(pageIds).byId;
 
   const toResolved = resolve(toRef, items);
   const fromResolved = resolve(fromRef, items);
@@ -83,6 +91,7 @@ export function VersionsView({
           This pool has no version {missing.join(" or ")}; showing the newest instead.
         </p>
       )}
+      {to && toIndex >= 0 && <ChangeReportPanel version={numberOf(to)} report={reports.get(to)} />}
       {from && to ? (
         <VersionDiff fromId={from} toId={to} />
       ) : (
@@ -96,7 +105,14 @@ export function VersionsView({
       )}
       <section className={`panel ${styles.listPanel}`} aria-label="Versions">
         {versions.data ? (
-          <VersionList poolId={poolId} versions={items} fromId={from} toId={to} onPick={pick} />
+          <VersionList
+            poolId={poolId}
+            versions={items}
+            fromId={from}
+            toId={to}
+            reports={reports}
+            onPick={pick}
+          />
         ) : (
           <p className="body muted">Loading versions…</p>
         )}
