@@ -1,5 +1,7 @@
+import type { ChangeReport } from "@tide/contracts";
 import Link from "next/link";
 import { UtcTime } from "~/components/time-ago";
+import { ChangeReportBadge } from "~/features/change-report/change-report-badge";
 import type { RouterOutputs } from "~/trpc/types";
 import { changedFields } from "./audit-change";
 import styles from "./audit.module.css";
@@ -64,7 +66,11 @@ function Change({ e }: { e: Entry }) {
   );
 }
 
-export function AuditRow({ entry: e }: { entry: Entry }) {
+/**
+ * One event. `report`: the change report of the table version it wrote (null: none, from before
+ * reports; undefined: no version, or not read yet).
+ */
+export function AuditRow({ entry: e, report }: { entry: Entry; report?: ChangeReport | null }) {
   const refused = e.outcome === "refused";
   return (
     <tr
@@ -106,9 +112,12 @@ export function AuditRow({ entry: e }: { entry: Entry }) {
       </td>
       <td>
         {e.tableVersion !== null && e.poolId ? (
-          <Link href={`/pools/${e.poolId}/versions?to=${e.tableVersion}`} title="What this version changed">
-            v{e.tableVersion}
-          </Link>
+          <span className={styles.version}>
+            <Link href={`/pools/${e.poolId}/versions?to=${e.tableVersion}`} title="What this version changed">
+              v{e.tableVersion}
+            </Link>
+            <ChangeReportBadge report={report} />
+          </span>
         ) : null}
       </td>
     </tr>

@@ -3,8 +3,9 @@
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { type FormEvent } from "react";
+import { type FormEvent, useMemo } from "react";
 import { ErrorNotice } from "~/components/error-notice";
+import { useChangeReports } from "~/features/change-report/use-change-reports";
 import { useTRPC } from "~/trpc/react";
 import { AuditRow } from "./audit-row";
 import { AUDIT_PAGE } from "./audit-page-size";
@@ -32,6 +33,15 @@ export function AuditView({ filters, dropped }: { filters: AuditFilters; dropped
     ),
   );
   const entries = audit.data?.pages.flatMap((p) => p.items) ?? [];
+  // The change reports of the versions the events wrote: one query per page of events, not per row.
+  const versionIds = useMemo(
+    () =>
+      audit.data?.pages.map((p) => [
+        ...new Set(p.items.flatMap((e) => (e.tableVersionId === null ? [] : [e.tableVersionId]))),
+      ]) ?? [],
+    [audit.data],
+  );
+  const reports = useChangeReports(versionIds).byId;
   const go = (f: AuditFilters) => router.replace(`/audit${searchFromFilters(f)}`);
   const filtered = searchFromFilters({ ...filters, sessions: false }) !== "";
 
@@ -165,13 +175,17 @@ export function AuditView({ filters, dropped }: { filters: AuditFilters; dropped
                 <th>Reason</th>
                 <th>Change</th>
                 <th>
-                  <span className="sr-only">Table version</span>
+                  <span className="sr-only">Table version and its connections</span>
                 </th>
               </tr>
             </thead>
             <tbody>
               {entries.map((e) => (
-                <AuditRow key={e.id} entry={e} />
+                <AuditRow
+                  key={e.id}
+                  entry={e}
+                  report={e.tableVersionId === null ? undefined : reports.get(e.tableVersionId)}
+                />
               ))}
             </tbody>
           </table>
