@@ -30,9 +30,11 @@ $(BUILD)/tide_redirect.skel.h: $(BUILD)/tide_redirect.bpf.o
 $(BUILD)/tide-redirect: $(REDIRECT_SRC) $(REDIRECT_HDR) $(BUILD)/tide_redirect.skel.h
 	$(CC) $(REDIRECT_CFLAGS) -o $@ $(REDIRECT_SRC) $(LDFLAGS_BASE) $(REDIRECT_LIBS) -ljansson
 
-# The test: main (redirect_test.c), packet builders, fixtures, end to end.
-REDIRECT_TEST_SRC := $(wildcard tests/redirect/*.c)
-REDIRECT_TEST_H   := $(wildcard tests/redirect/*.h)
+# The test: main (redirect_test.c), packet builders, fixtures, end to end; the daemon's map
+# accessors too, which the fixtures read the flow map with.
+REDIRECT_TEST_SRC := $(wildcard tests/redirect/*.c) redirect/redirect_maps.c
+REDIRECT_TEST_H   := $(wildcard tests/redirect/*.h) redirect/redirect_maps.h redirect/tide_redirect.h \
+                     redirect/control.h
 $(BUILD)/redirect-test: $(REDIRECT_TEST_SRC) $(REDIRECT_TEST_H) $(DAEMON_SRC) $(DAEMON_H) \
                         $(REDIRECT_BPF_H) $(BUILD)/tide_redirect.skel.h
 	$(CC) $(REDIRECT_CFLAGS) -o $@ $(REDIRECT_TEST_SRC) $(DAEMON_SRC) $(REDIRECT_LIBS) -ljansson

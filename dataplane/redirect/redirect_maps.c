@@ -5,8 +5,10 @@
  */
 #include "redirect_maps.h"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +24,12 @@ const char *const redirect_vip_counter_names[TR_VIP_COUNTER_COUNT] = {
 #define TR_VIP_COUNTER_NAME(id, name) [TR_VIP_##id] = #name,
 	TIDE_REDIRECT_VIP_COUNTERS(TR_VIP_COUNTER_NAME)
 #undef TR_VIP_COUNTER_NAME
+};
+
+const char *const redirect_flow_kind_names[TR_FLOW_KIND_COUNT] = {
+#define TR_FLOW_KIND_NAME(id, name) [TR_FLOW_##id] = #name,
+	TIDE_REDIRECT_FLOW_KINDS(TR_FLOW_KIND_NAME)
+#undef TR_FLOW_KIND_NAME
 };
 
 int redirect_config_apply(struct redirect_state *st, const struct tide_redirect_config *cfg)
@@ -114,5 +122,62 @@ int redirect_vips_read(const struct redirect_state *st, struct redirect_vip **ou
 fail:
 	free(vals);
 	free(vips);
+	return rc;
+}
+
+int redirect_flows_read(const struct redirect_state *st, struct redirect_flow **out, size_t *n)
+{
+	int fd = bpf_map__fd(st->skel->maps.tide_redirect_flows);
+	struct tide_redirect_flow_key *keys;
+	struct tide_redirect_flow *vals;
+	struct redirect_flow *flows;
+	__u32 token = 0; /* a hash map's batch position: a bucket index, 4 bytes */
+	size_t total = 0;
+	bool first = true;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	keys = calloc(TIDE_REDIRECT_MAX_FLOWS, sizeof(*keys));
+	vals = calloc(TIDE_REDIRECT_MAX_FLOWS, sizeof(*vals));
+	if (!keys || !vals) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/*
+	 * Whole buckets at a time until the map is walked (ENOENT, with the last entries in count).
+	 * An LRU map may evict and insert while we read: stop at its size, and take ENOSPC (a
+	 * bucket larger than the room left, which only churn can cause) as the end too.
+	 */
+	while (total < TIDE_REDIRECT_MAX_FLOWS) {
+		__u32 count = (__u32)(TIDE_REDIRECT_MAX_FLOWS - total);
+
+		rc = bpf_map_lookup_batch(fd, first ? NULL : &token, &token, keys + total,
+					  vals + total, &count, NULL);
+		first = false;
+		total += count;
+		if (rc == -ENOENT || (rc == -ENOSPC && total > 0)) {
+			rc = 0;
+			break;
+		}
+		if (rc)
+			goto out;
+	}
+	if (total == 0)
+		goto out;
+	flows = calloc(total, sizeof(*flows));
+	if (!flows) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < total; i++) {
+		flows[i].key = keys[i];
+		flows[i].value = vals[i];
+	}
+	*out = flows;
+	*n = total;
+out:
+	free(keys);
+	free(vals);
 	return rc;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tide-redirect's map accessors (redirect_maps.c): the config and stats maps of the loaded
- * program, used by the daemon's lifecycle (tide_redirect.c) and its control socket (control.c).
+ * tide-redirect's map accessors (redirect_maps.c): the config, stats, VIP and flow maps of the
+ * loaded program, used by the daemon's lifecycle (tide_redirect.c) and its control socket (control.c).
  */
 #ifndef TIDE_REDIRECT_MAPS_H
 #define TIDE_REDIRECT_MAPS_H
@@ -32,5 +32,22 @@ struct redirect_vip {
  * evicted between the key walk and its lookup is skipped. Returns 0 or -errno.
  */
 int redirect_vips_read(const struct redirect_state *st, struct redirect_vip **out, size_t *n);
+
+/* JSON names of the flow kinds, by enum tide_redirect_flow_kind. */
+extern const char *const redirect_flow_kind_names[TR_FLOW_KIND_COUNT];
+
+/* One entry of the flow map. */
+struct redirect_flow {
+	struct tide_redirect_flow_key key;
+	struct tide_redirect_flow value;
+};
+
+/*
+ * Reads the flow map: every entry (at most TIDE_REDIRECT_MAX_FLOWS) into a calloc'ed array the
+ * caller frees (*out; NULL with *n 0 when the map is empty). Batched (BPF_MAP_LOOKUP_BATCH, a few
+ * system calls for the whole map), so an entry the LRU evicts during the read is simply missing,
+ * and one inserted meanwhile may be. Returns 0 or -errno.
+ */
+int redirect_flows_read(const struct redirect_state *st, struct redirect_flow **out, size_t *n);
 
 #endif /* TIDE_REDIRECT_MAPS_H */

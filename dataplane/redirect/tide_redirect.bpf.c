@@ -23,7 +23,10 @@
  * accepted_second_chance (and accepted_alternate_hash when it came through the alternate pair of
  * a hash-field migration), and the TCP packets of steps 3, 4, 6 and 7 count for their VIP (inner
  * destination address, port, protocol) in the VIP map. Cost: one hash lookup on those packets
- * (two more on a VIP's first packet), nothing on the others; see tide_redirect_helpers.h.
+ * (two more on a VIP's first packet), nothing on the others; see tide_redirect_helpers.h. The
+ * inner TCP packets that took a second chance or a last resort are also recorded by flow (client
+ * and VIP address and port) in the flow map, for the change report: one more lookup on those
+ * (two more on a flow's first), nothing on a primary hit, a SYN or a forwarded packet.
  */
 #include "vmlinux.h"
 
@@ -37,11 +40,11 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 /*
  * Steps 2 to 5 for a TCP/UDP/ICMP packet whose L4 header starts at l4 and whose IP packet ends
  * at l4_end. `tuple` already holds the addresses (client -> VIP); iph is the inner IP header.
- * A TCP packet completes `vip` (the caller wrote the address) with its port and protocol.
+ * A TCP packet completes `flow` (the caller wrote the addresses) with its ports and protocol.
  */
 static __always_inline int tr_decide_l4(struct __sk_buff *skb, __u8 proto, __u32 l4, __u32 l4_end,
 					struct bpf_sock_tuple *tuple, __u32 tuple_len, void *iph,
-					__u32 iph_len, int v6, struct tide_redirect_vip_key *vip)
+					__u32 iph_len, int v6, struct tide_redirect_flow_key *flow)
 {
 	/*
 	 * Zeroed: the options load below has a variable length, and without CAP_PERFMON (which the
@@ -58,9 +61,10 @@ static __always_inline int tr_decide_l4(struct __sk_buff *skb, __u8 proto, __u32
 		return -1; /* other protocols: no flow to look up, follow the hops */
 	if (l4 + TR_TCP_HLEN > l4_end || bpf_skb_load_bytes(skb, l4, th, TR_TCP_HLEN))
 		return TR_DROPPED_TRUNCATED;
-	__builtin_memcpy(&vip->port, th + 2, 2); /* destination port, network order */
-	vip->proto = TR_IPPROTO_TCP;
-	vip->family = v6 ? TR_VIP_FAMILY_IPV6 : TR_VIP_FAMILY_IPV4;
+	__builtin_memcpy(&flow->client_port, th, 2);  /* source port, network order */
+	__builtin_memcpy(&flow->vip.port, th + 2, 2); /* destination port, network order */
+	flow->vip.proto = TR_IPPROTO_TCP;
+	flow->vip.family = v6 ? TR_VIP_FAMILY_IPV6 : TR_VIP_FAMILY_IPV4;
 	th_len = (__u32)(th[12] >> 4) * 4;
 	if (th_len < TR_TCP_HLEN)
 		return TR_DROPPED_MALFORMED;
@@ -86,10 +90,10 @@ static __always_inline int tr_decide_l4(struct __sk_buff *skb, __u8 proto, __u32
  * ICMP frag-needed / packet-too-big: the embedded header is a packet this host sent
  * (VIP:vport -> client:cport); the owner is the local socket of the reversed flow. Only the
  * first 8 L4 bytes of the embedded packet are guaranteed (RFC 792), enough for the ports. A TCP
- * flow's VIP (the embedded source) is written to `vip`.
+ * flow (the embedded one, reversed: client -> VIP) is written to `flow`.
  */
 static __always_inline int tr_decide_pmtu(struct __sk_buff *skb, __u32 emb, __u32 l4_end, int v6,
-					  struct tide_redirect_vip_key *vip)
+					  struct tide_redirect_flow_key *flow)
 {
 	struct bpf_sock_tuple tuple = {};
 	__u8 hdr[TR_IPV6_HLEN];
@@ -128,25 +132,29 @@ static __always_inline int tr_decide_pmtu(struct __sk_buff *skb, __u32 emb, __u3
 	if (v6) {
 		tuple.ipv6.sport = ports[1];
 		tuple.ipv6.dport = ports[0];
-		__builtin_memcpy(vip->addr, hdr + 8, 16);
+		__builtin_memcpy(flow->vip.addr, hdr + 8, 16);
+		__builtin_memcpy(flow->client_addr, hdr + 24, 16);
 	} else {
 		tuple.ipv4.sport = ports[1];
 		tuple.ipv4.dport = ports[0];
-		__builtin_memcpy(vip->addr, hdr + 12, 4);
+		__builtin_memcpy(flow->vip.addr, hdr + 12, 4);
+		__builtin_memcpy(flow->client_addr, hdr + 16, 4);
 	}
-	vip->port = ports[0];
-	vip->proto = TR_IPPROTO_TCP;
-	vip->family = v6 ? TR_VIP_FAMILY_IPV6 : TR_VIP_FAMILY_IPV4;
+	flow->client_port = ports[1];
+	flow->vip.port = ports[0];
+	flow->vip.proto = TR_IPPROTO_TCP;
+	flow->vip.family = v6 ? TR_VIP_FAMILY_IPV6 : TR_VIP_FAMILY_IPV4;
 	return tr_tcp_owner(skb, &tuple, tuple_len, NULL, 0, NULL, 0, 0) >= 0 ? TR_ACCEPTED_PMTU
 									      : -1;
 }
 
 /*
  * Steps 1 (inner part) to 5 for an inner IPv4 packet at `off`; `end` is where the GUE ends. The
- * inner TCP flow's VIP is written to `vip` (zeroed by the caller; left incomplete otherwise).
+ * inner TCP flow (client and VIP) is written to `flow` (zeroed by the caller; left incomplete,
+ * its family 0, otherwise).
  */
 static __always_inline int tr_decide_v4(struct __sk_buff *skb, __u32 off, __u32 end,
-					struct tide_redirect_vip_key *vip)
+					struct tide_redirect_flow_key *flow)
 {
 	struct bpf_sock_tuple tuple = {};
 	__u8 icmp[TR_ICMP_HLEN];
@@ -172,18 +180,19 @@ static __always_inline int tr_decide_v4(struct __sk_buff *skb, __u32 off, __u32 
 			return TR_DROPPED_TRUNCATED;
 		if (icmp[0] != TR_ICMP_DEST_UNREACH || icmp[1] != TR_ICMP_FRAG_NEEDED)
 			return TR_ACCEPTED_ICMP;
-		return tr_decide_pmtu(skb, l4 + TR_ICMP_HLEN, l4_end, 0, vip);
+		return tr_decide_pmtu(skb, l4 + TR_ICMP_HLEN, l4_end, 0, flow);
 	}
 	tuple.ipv4.saddr = iph.saddr;
 	tuple.ipv4.daddr = iph.daddr;
-	__builtin_memcpy(vip->addr, &iph.daddr, 4);
+	__builtin_memcpy(flow->vip.addr, &iph.daddr, 4);
+	__builtin_memcpy(flow->client_addr, &iph.saddr, 4);
 	return tr_decide_l4(skb, iph.protocol, l4, l4_end, &tuple, sizeof(tuple.ipv4), &iph,
-			    TR_IPV4_HLEN, 0, vip);
+			    TR_IPV4_HLEN, 0, flow);
 }
 
 /* The same for an inner IPv6 packet; extension headers are not walked (the director sends none). */
 static __always_inline int tr_decide_v6(struct __sk_buff *skb, __u32 off, __u32 end,
-					struct tide_redirect_vip_key *vip)
+					struct tide_redirect_flow_key *flow)
 {
 	struct bpf_sock_tuple tuple = {};
 	__u8 ip6[TR_IPV6_HLEN];
@@ -203,13 +212,14 @@ static __always_inline int tr_decide_v6(struct __sk_buff *skb, __u32 off, __u32 
 			return TR_DROPPED_TRUNCATED;
 		if (icmp[0] != TR_ICMPV6_PACKET_TOO_BIG)
 			return TR_ACCEPTED_ICMP;
-		return tr_decide_pmtu(skb, l4 + TR_ICMP_HLEN, l4_end, 1, vip);
+		return tr_decide_pmtu(skb, l4 + TR_ICMP_HLEN, l4_end, 1, flow);
 	}
 	__builtin_memcpy(tuple.ipv6.saddr, ip6 + 8, 16);
 	__builtin_memcpy(tuple.ipv6.daddr, ip6 + 24, 16);
-	__builtin_memcpy(vip->addr, ip6 + 24, 16);
+	__builtin_memcpy(flow->vip.addr, ip6 + 24, 16);
+	__builtin_memcpy(flow->client_addr, ip6 + 8, 16);
 	return tr_decide_l4(skb, ip6[6], l4, l4_end, &tuple, sizeof(tuple.ipv6), ip6, TR_IPV6_HLEN,
-			    1, vip);
+			    1, flow);
 }
 
 SEC("tc")
@@ -217,7 +227,7 @@ int tide_redirect(struct __sk_buff *skb)
 {
 	const __u32 zero = 0;
 	const struct tide_redirect_config *cfg;
-	struct tide_redirect_vip_key vip = {};
+	struct tide_redirect_flow_key flow = {};
 	void *data, *data_end;
 	struct ethhdr *eth;
 	struct iphdr *ip;
@@ -279,9 +289,9 @@ int tide_redirect(struct __sk_buff *skb)
 		goto truncated;
 
 	if (gue[1] == TR_GUE_PROTO_IPV4)
-		verdict = tr_decide_v4(skb, inner_off, end, &vip);
+		verdict = tr_decide_v4(skb, inner_off, end, &flow);
 	else
-		verdict = tr_decide_v6(skb, inner_off, end, &vip);
+		verdict = tr_decide_v6(skb, inner_off, end, &flow);
 	if (verdict == TR_DROPPED_MALFORMED)
 		goto malformed;
 	if (verdict == TR_DROPPED_TRUNCATED)
@@ -301,7 +311,7 @@ int tide_redirect(struct __sk_buff *skb)
 		verdict = TR_FORWARDED_TO_SELF;
 		goto accept;
 	}
-	return tr_forward(skb, saddr, daddr, hop, next_hop, hop_count, tos, tot_len, &vip);
+	return tr_forward(skb, saddr, daddr, hop, next_hop, hop_count, tos, tot_len, &flow.vip);
 
 accept:
 	if (tr_decap(skb, inner_off, gue[1] == TR_GUE_PROTO_IPV6)) {
@@ -309,7 +319,7 @@ accept:
 		return TC_ACT_SHOT;
 	}
 	tr_count((__u32)verdict);
-	tr_count_accepted(verdict, next_hop, hop_count, &vip);
+	tr_count_accepted(verdict, next_hop, hop_count, &flow);
 	return TC_ACT_OK;
 malformed:
 	tr_count(TR_DROPPED_MALFORMED);

@@ -37,6 +37,17 @@
 #endif
 
 /*
+ * Flows (inner TCP 5-tuples) remembered for the change report: only those with a packet that
+ * took a second chance, the alternate hash or a last resort; beyond this the least recently
+ * updated one is evicted. Sized for a table change on a busy proxy: the report wants every
+ * connection that moved, and 8192 entries of 38 bytes of key and 56 of value are about 1.2 MB
+ * with the LRU's own bookkeeping. Mirrors REDIRECT_MAX_FLOWS (packages/contracts).
+ */
+#ifndef TIDE_REDIRECT_MAX_FLOWS
+#define TIDE_REDIRECT_MAX_FLOWS 8192
+#endif
+
+/*
  * The director's hop list during a hash-field migration (alt_hash_fields): [secondary,
  * alt_primary, alt_secondary], so hop_count 3, and a packet that arrives with next_hop >= 2 was
  * sent on to the row of the old hash fields. See tide_fwd_fill in common/tide_forward.h.

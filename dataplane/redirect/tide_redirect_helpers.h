@@ -66,6 +66,35 @@ static __always_inline int tr_vip_known(const struct tide_redirect_vip_key *vip)
 	return vip->family != 0;
 }
 
+/*
+ * Records a packet of `flow` for each kind whose bit (1 << enum tide_redirect_flow_kind) is set
+ * in `kinds`: packets + 1 and last_ns := now, in the flow's entry, created on its first such
+ * packet with first_ns := now. Shared value: the add is atomic; two CPUs writing a timestamp at
+ * once lose one of two near-equal times. A failed insert (another CPU raced us to it, or the LRU
+ * had nothing to evict) is followed by a lookup all the same.
+ */
+static __always_inline void tr_flow_record(const struct tide_redirect_flow_key *flow, __u32 kinds)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct tide_redirect_flow *f;
+
+	f = bpf_map_lookup_elem(&tide_redirect_flows, flow);
+	if (!f) {
+		struct tide_redirect_flow fresh = {.first_ns = now};
+
+		bpf_map_update_elem(&tide_redirect_flows, flow, &fresh, BPF_NOEXIST);
+		f = bpf_map_lookup_elem(&tide_redirect_flows, flow);
+		if (!f)
+			return;
+	}
+	for (__u32 i = 0; i < TR_FLOW_KIND_COUNT; i++) {
+		if (kinds & (1u << i)) {
+			__sync_fetch_and_add(&f->kinds[i].packets, 1);
+			f->kinds[i].last_ns = now;
+		}
+	}
+}
+
 /* A packet sent on to the next hop: forwarded_to_alternate, globally and for its VIP. */
 static __always_inline void tr_count_forwarded(const struct tide_redirect_vip_key *vip)
 {
@@ -75,33 +104,42 @@ static __always_inline void tr_count_forwarded(const struct tide_redirect_vip_ke
 }
 
 /*
- * A packet accepted with decision `verdict` (already counted): the "why" counters and its VIP's.
- * A local socket owned its flow (established, SYN cookie, PMTU) and it arrived as a hop
- * (next_hop > 0): accepted_second_chance, and accepted_alternate_hash as well when it came
- * through the alternate pair (hop_count 3, next_hop >= 2). See tide_redirect_structs.h.
+ * A packet accepted with decision `verdict` (already counted): the "why" counters, its VIP's and
+ * its flow's. A local socket owned its flow (established, SYN cookie, PMTU) and it arrived as a
+ * hop (next_hop > 0): accepted_second_chance, and accepted_alternate_hash as well when it came
+ * through the alternate pair (hop_count 3, next_hop >= 2). See tide_redirect_structs.h. An inner
+ * TCP packet (its VIP known) that took a second chance or a last resort is recorded in the flow
+ * map too; nothing else touches that map.
  */
 static __always_inline void tr_count_accepted(int verdict, __u8 next_hop, __u8 hop_count,
-					      const struct tide_redirect_vip_key *vip)
+					      const struct tide_redirect_flow_key *flow)
 {
-	__u32 mask = 0;
+	__u32 mask = 0, kinds = 0;
 
 	if (next_hop > 0 && (verdict == TR_ACCEPTED_ESTABLISHED ||
 			     verdict == TR_ACCEPTED_SYN_COOKIE || verdict == TR_ACCEPTED_PMTU)) {
 		tr_count(TR_ACCEPTED_SECOND_CHANCE);
 		mask |= 1u << TR_VIP_ACCEPTED_SECOND_CHANCE;
+		kinds |= 1u << TR_FLOW_SECOND_CHANCE;
 		if (hop_count == TR_ALT_HASH_HOP_COUNT && next_hop >= TR_ALT_HASH_FIRST_HOP) {
 			tr_count(TR_ACCEPTED_ALTERNATE_HASH);
 			mask |= 1u << TR_VIP_ACCEPTED_ALTERNATE_HASH;
+			kinds |= 1u << TR_FLOW_ALTERNATE_HASH;
 		}
 	}
-	if (verdict == TR_ACCEPTED_ESTABLISHED)
+	if (verdict == TR_ACCEPTED_ESTABLISHED) {
 		mask |= 1u << TR_VIP_ACCEPTED_ESTABLISHED;
-	else if (verdict == TR_ACCEPTED_SYN)
+	} else if (verdict == TR_ACCEPTED_SYN) {
 		mask |= 1u << TR_VIP_ACCEPTED_SYN;
-	else if (verdict == TR_ACCEPTED_LAST_RESORT)
+	} else if (verdict == TR_ACCEPTED_LAST_RESORT) {
 		mask |= 1u << TR_VIP_ACCEPTED_LAST_RESORT;
-	if (mask && tr_vip_known(vip))
-		tr_vip_count(vip, mask);
+		kinds |= 1u << TR_FLOW_LAST_RESORT;
+	}
+	if (mask && tr_vip_known(&flow->vip)) {
+		tr_vip_count(&flow->vip, mask);
+		if (kinds)
+			tr_flow_record(flow, kinds);
+	}
 }
 
 static __always_inline int tr_is_local(const struct tide_redirect_config *cfg, __u32 addr)

@@ -43,4 +43,18 @@ struct {
 	__type(value, struct tide_redirect_vip_counters);
 } tide_redirect_vips SEC(".maps");
 
+/*
+ * The flows (inner TCP 5-tuples, struct tide_redirect_flow_key) that took a second chance, the
+ * alternate hash or a last resort, with packets and last time per kind: the change report's
+ * connections, which the packet counters cannot give. Only those packets touch it; a primary hit,
+ * a SYN, a forwarded packet never do. LRU so a flood of broken flows cannot fill it for good;
+ * shared, not per CPU, so one entry is one flow and the daemon need not merge CPUs.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TIDE_REDIRECT_MAX_FLOWS);
+	__type(key, struct tide_redirect_flow_key);
+	__type(value, struct tide_redirect_flow);
+} tide_redirect_flows SEC(".maps");
+
 #endif /* TIDE_REDIRECT_MAPS_H */

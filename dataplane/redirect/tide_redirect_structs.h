@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Structures shared by the BPF program and user space (daemon, tests): the config map value and
- * the counter indexes of the stats map. Types are the kernel's __u32/__u16/__u64 (vmlinux.h in
+ * Structures shared by the BPF program and user space (daemon, tests): the config map value,
+ * the counter indexes of the stats map, the keys and values of the VIP and flow maps. Types are the kernel's __u32/__u16/__u64 (vmlinux.h in
  * BPF, <linux/types.h> in user space).
  */
 #ifndef TIDE_REDIRECT_STRUCTS_H
@@ -103,6 +103,53 @@ struct tide_redirect_vip_key {
 /* Value of the VIP map (per CPU): packets by enum tide_redirect_vip_counter. */
 struct tide_redirect_vip_counters {
 	__u64 packets[TR_VIP_COUNTER_COUNT];
+};
+
+/*
+ * Key of the flow map: an inner TCP flow as the client sends it. The VIP key comes first, so the
+ * program fills one struct and hands its head to the VIP map. 38 bytes, no padding (the whole
+ * struct is hashed, so every byte is written before a lookup).
+ */
+struct tide_redirect_flow_key {
+	struct tide_redirect_vip_key vip; /* destination address, port, proto 6, family */
+	__u8 client_addr[16]; /* source: IPv6, or IPv4 in the first 4 bytes; network order */
+	__u16 client_port;    /* source port, network order */
+};
+_Static_assert(sizeof(struct tide_redirect_flow_key) == 38, "flow key without padding");
+
+/*
+ * What a flow's packets took, one slot each in the flow map's value. X(enum suffix, JSON name).
+ * second_chance: accepted here as a hop because a local socket owns the flow (the packets of
+ * accepted_second_chance); alternate_hash: of those, through the alternate pair of a hash-field
+ * migration (accepted_alternate_hash); last_resort: no owner and no hop left
+ * (accepted_last_resort; the kernel resets the connection).
+ */
+#define TIDE_REDIRECT_FLOW_KINDS(X)       \
+	X(SECOND_CHANCE, second_chance)   \
+	X(ALTERNATE_HASH, alternate_hash) \
+	X(LAST_RESORT, last_resort)
+
+enum tide_redirect_flow_kind {
+#define TR_FLOW_KIND_ENUM(id, name) TR_FLOW_##id,
+	TIDE_REDIRECT_FLOW_KINDS(TR_FLOW_KIND_ENUM)
+#undef TR_FLOW_KIND_ENUM
+		TR_FLOW_KIND_COUNT
+};
+
+/* One kind of a flow: how many of its packets, and when the last one was (0: never). */
+struct tide_redirect_flow_kind_seen {
+	__u64 packets;
+	__u64 last_ns; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC, ns */
+};
+
+/*
+ * Value of the flow map (shared by all CPUs: packets are added atomically, a timestamp written
+ * by two CPUs at once keeps either, a few ns apart). A kind's own last_ns tells a 5-tuple reused
+ * by a later connection from the old one: the old kinds keep their old time.
+ */
+struct tide_redirect_flow {
+	__u64 first_ns; /* bpf_ktime_get_ns() of the first recorded packet */
+	struct tide_redirect_flow_kind_seen kinds[TR_FLOW_KIND_COUNT];
 };
 
 #endif /* TIDE_REDIRECT_STRUCTS_H */

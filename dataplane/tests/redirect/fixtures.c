@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "redirect_maps.h"
 #include "redirect_test.h"
 #include "tide_redirect.skel.h"
 
@@ -29,7 +30,7 @@
 #define BENCH_CALLS 200000
 #define BENCH_REPEAT 1000000
 
-static int prog_fd, stats_fd, vips_fd, fix_ifindex;
+static int prog_fd, stats_fd, vips_fd, flows_fd, fix_ifindex;
 static uint8_t fix_mac[6];
 
 /* ---- running the program ---- */
@@ -40,6 +41,7 @@ struct result {
 	uint32_t out_len;
 	uint64_t delta[TR_COUNTER_COUNT];
 	uint64_t vip_delta[TR_VIP_COUNTER_COUNT]; /* of the VIP `watch` names */
+	long flows_delta;			  /* entries of the flow map */
 };
 
 /* The VIP whose counters run() reports (vip_delta); set by watch_vip(). */
@@ -84,6 +86,21 @@ static int counters(uint64_t out[TR_COUNTER_COUNT])
 	return 0;
 }
 
+/* Entries of the flow map (a walk of its keys; the fixtures keep it small). */
+static long flow_entries(void)
+{
+	struct tide_redirect_flow_key k, next;
+	long count = 0;
+
+	for (void *prev = NULL; count <= TIDE_REDIRECT_MAX_FLOWS; prev = &k) {
+		if (bpf_map_get_next_key(flows_fd, prev, &next))
+			break;
+		k = next;
+		count++;
+	}
+	return count;
+}
+
 static int run(const uint8_t *pkt, size_t len, struct result *r)
 {
 	struct __sk_buff ctx = {.ifindex = (uint32_t)fix_ifindex};
@@ -94,11 +111,14 @@ static int run(const uint8_t *pkt, size_t len, struct result *r)
 		    .ctx_size_in = sizeof(ctx), .repeat = 1);
 	int rc;
 
+	long flows_before = flow_entries();
+
 	counters(before);
 	vip_counters(vbefore);
 	rc = bpf_prog_test_run_opts(prog_fd, &o);
 	counters(after);
 	vip_counters(vafter);
+	r->flows_delta = flow_entries() - flows_before;
 	for (int k = 0; k < TR_VIP_COUNTER_COUNT; k++)
 		r->vip_delta[k] = vafter[k] - vbefore[k];
 	r->ret = rc ? -1000 + rc : (int)o.retval;
@@ -124,10 +144,18 @@ static const char *const vip_counter_names[TR_VIP_COUNTER_COUNT] = {
 
 /*
  * Exactly `counter` moved by one (and total, for GUE packets), and the "why" counters in `why`
- * (bits of enum tide_redirect_counter); nothing else.
+ * (bits of enum tide_redirect_counter); nothing else. The flow map gains no entry unless the
+ * packet took a second chance or a last resort (then at most one: inner TCP only).
  */
 static bool only_counters(const struct result *r, int counter, uint32_t why)
 {
+	long most = counter == TR_ACCEPTED_LAST_RESORT || (why & BIT(TR_ACCEPTED_SECOND_CHANCE));
+
+	if (r->flows_delta < 0 || r->flows_delta > most) {
+		printf("  the flow map gained %ld entries, expected at most %ld\n", r->flows_delta,
+		       most);
+		return false;
+	}
 	for (int k = 0; k < TR_COUNTER_COUNT; k++) {
 		uint64_t want =
 			k == counter || (k == TR_TOTAL && counter != TR_NOT_GUE) || (why & BIT(k))
@@ -797,6 +825,222 @@ static void fixtures_second_chance(void)
 		close(lfd6);
 }
 
+/* ---- the flow map ---- */
+
+/* The flow map's key for client:cport -> vip:vport over TCP. */
+static struct tide_redirect_flow_key flow_key(int v6, const char *client, uint16_t cport,
+					      const char *vip, uint16_t vport)
+{
+	struct tide_redirect_flow_key k;
+
+	memset(&k, 0, sizeof(k));
+	inet_pton(v6 ? AF_INET6 : AF_INET, client, k.client_addr);
+	inet_pton(v6 ? AF_INET6 : AF_INET, vip, k.vip.addr);
+	k.client_port = htons(cport);
+	k.vip.port = htons(vport);
+	k.vip.proto = IPPROTO_TCP;
+	k.vip.family = v6 ? TR_VIP_FAMILY_IPV6 : TR_VIP_FAMILY_IPV4;
+	return k;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * Runs `pkt` and checks the flow map: it gained `entries` entries, and the entry of `k` has the
+ * packet counts `sc`, `ah`, `lr` (second_chance, alternate_hash, last_resort; all -1: no entry),
+ * each kind's last_ns set exactly when it has packets, within the run, and first_ns no later.
+ */
+static void expect_flow(const char *what, const uint8_t *pkt, size_t len,
+			const struct tide_redirect_flow_key *k, long entries, long sc, long ah,
+			long lr)
+{
+	const long want[TR_FLOW_KIND_COUNT] = {[TR_FLOW_SECOND_CHANCE] = sc,
+					       [TR_FLOW_ALTERNATE_HASH] = ah,
+					       [TR_FLOW_LAST_RESORT] = lr};
+	struct tide_redirect_flow f;
+	uint64_t t0 = mono_ns(), t1;
+	bool ok, found;
+	struct result r;
+
+	run(pkt, len, &r);
+	t1 = mono_ns();
+	found = bpf_map_lookup_elem(flows_fd, k, &f) == 0;
+	ok = r.ret == TC_ACT_OK && r.flows_delta == entries && found == (sc >= 0);
+	for (int i = 0; ok && found && i < TR_FLOW_KIND_COUNT; i++) {
+		const struct tide_redirect_flow_kind_seen *s = &f.kinds[i];
+
+		ok = (long)s->packets == want[i] && (s->packets == 0) == (s->last_ns == 0) &&
+		     f.first_ns != 0 && f.first_ns <= t1 &&
+		     (s->last_ns == 0 || s->last_ns >= f.first_ns);
+	}
+	/* The kinds this packet added were stamped during the run. */
+	for (int i = 0; ok && found && i < TR_FLOW_KIND_COUNT; i++)
+		if (f.kinds[i].packets && r.flows_delta == 1)
+			ok = f.kinds[i].last_ns >= t0 && f.kinds[i].last_ns <= t1;
+	if (found)
+		printf("  flow: first_ns %llu, packets %llu/%llu/%llu\n",
+		       (unsigned long long)f.first_ns,
+		       (unsigned long long)f.kinds[TR_FLOW_SECOND_CHANCE].packets,
+		       (unsigned long long)f.kinds[TR_FLOW_ALTERNATE_HASH].packets,
+		       (unsigned long long)f.kinds[TR_FLOW_LAST_RESORT].packets);
+	check(ok,
+	      "flows: %s -> %ld new entr%s, packets second_chance %ld, alternate_hash %ld, "
+	      "last_resort %ld [ret %d, %ld new]",
+	      what, entries, entries == 1 ? "y" : "ies", sc, ah, lr, r.ret, r.flows_delta);
+}
+
+/*
+ * The flow map with real sockets (VIP:84): a packet that took a second chance, the alternate hash
+ * or a last resort creates one entry for its flow, the next one of the same flow adds to it; a
+ * primary hit, a SYN (even as a hop) and a forwarded packet create none. Then the daemon's reader
+ * (redirect_flows_read) on what the program wrote, and on a full map.
+ */
+static void fixtures_flows(struct tide_redirect_bpf *skel)
+{
+	uint8_t inner[256], pkt[512];
+	int lfd, cfd, sfd, lfd6, cfd6, sfd6;
+	uint16_t cport = 0, cport6 = 0;
+	struct tide_redirect_flow_key k, k6, klr, kfwd, ksyn;
+	struct gue g, alt;
+	size_t il, n;
+	uint64_t t_before, t_last;
+
+	lfd = tcp_listen(0, VIP, 84);
+	lfd6 = tcp_listen(1, VIP6, 84);
+	cfd = tcp_connect(0, CLIENT, VIP, 84, &cport);
+	cfd6 = tcp_connect(1, CLIENT6, VIP6, 84, &cport6);
+	sfd = lfd >= 0 ? accept(lfd, NULL, NULL) : -1;
+	sfd6 = lfd6 >= 0 ? accept(lfd6, NULL, NULL) : -1;
+	check(lfd >= 0 && cfd >= 0 && sfd >= 0 && lfd6 >= 0 && cfd6 >= 0 && sfd6 >= 0,
+	      "flows: established flows to VIP:84 (IPv4 and IPv6)");
+	k = flow_key(0, CLIENT, cport, VIP, 84);
+	k6 = flow_key(1, CLIENT6, cport6, VIP6, 84);
+	klr = flow_key(0, CLIENT, 44011, VIP, 84);
+	kfwd = flow_key(0, CLIENT, 44012, VIP, 84);
+	ksyn = flow_key(0, CLIENT, 44010, VIP, 84);
+	alt = G;
+	alt.hop_count = 3;
+	alt.hops[1] = "10.99.0.50";
+	alt.hops[2] = "10.99.0.51";
+	alt.next_hop = 2;
+
+	t_before = mono_ns();
+	il = tcp_packet(inner, 0, CLIENT, VIP, cport, 84, 100, 200, F_ACK);
+	n = gue_packet(pkt, &G, inner, il);
+	expect_flow("primary hit of an established flow", pkt, n, &k, 0, -1, -1, -1);
+	il = tcp_packet(inner, 0, CLIENT, VIP, 44010, 84, 1, 0, F_SYN);
+	g = G;
+	g.next_hop = 1;
+	n = gue_packet(pkt, &g, inner, il);
+	expect_flow("SYN arriving as hop 1", pkt, n, &ksyn, 0, -1, -1, -1);
+	il = tcp_packet(inner, 0, CLIENT, VIP, 44012, 84, 5, 6, F_ACK);
+	n = gue_packet(pkt, &G, inner, il);
+	run(pkt, n, &(struct result){0});
+	check(bpf_map_lookup_elem(flows_fd, &kfwd, &(struct tide_redirect_flow){0}) != 0,
+	      "flows: a forwarded packet (unknown flow, hops [alt]) -> no entry");
+
+	il = tcp_packet(inner, 0, CLIENT, VIP, cport, 84, 100, 200, F_ACK);
+	n = gue_packet(pkt, &g, inner, il);
+	expect_flow("established flow arriving as hop 1 (second chance)", pkt, n, &k, 1, 1, 0, 0);
+	expect_flow("its second packet as hop 1", pkt, n, &k, 0, 2, 0, 0);
+	n = gue_packet(pkt, &alt, inner, il);
+	expect_flow("its packet through the alternate pair (3 hops, next_hop 2)", pkt, n, &k, 0, 3,
+		    1, 0);
+	il = pmtu_packet_to(inner, 0, 84, cport);
+	n = gue_packet(pkt, &g, inner, il);
+	expect_flow("ICMP frag-needed quoting it, as hop 1 (counts for the quoted flow)", pkt, n,
+		    &k, 0, 4, 1, 0);
+
+	il = tcp_packet(inner, 1, CLIENT6, VIP6, cport6, 84, 100, 200, F_ACK);
+	n = gue_packet(pkt, &alt, inner, il);
+	expect_flow("established IPv6 flow's first packet through the alternate pair", pkt, n, &k6,
+		    1, 1, 1, 0);
+
+	il = tcp_packet(inner, 0, CLIENT, VIP, 44011, 84, 5, 6, F_ACK);
+	n = gue_packet(pkt, &g, inner, il);
+	expect_flow("unknown flow as the last hop (last resort)", pkt, n, &klr, 1, 0, 0, 1);
+	t_last = mono_ns();
+
+	/* What the daemon reads: these three flows, with what the program wrote. */
+	{
+		struct redirect_state st = {.skel = skel};
+		struct redirect_flow *flows = NULL;
+		size_t count = 0, seen = 0;
+		bool same = true;
+		int rc = redirect_flows_read(&st, &flows, &count);
+
+		for (size_t i = 0; i < count; i++) {
+			struct tide_redirect_flow v;
+
+			if (memcmp(&flows[i].key, &k, sizeof(k)) &&
+			    memcmp(&flows[i].key, &k6, sizeof(k6)) &&
+			    memcmp(&flows[i].key, &klr, sizeof(klr)))
+				continue;
+			seen++;
+			same = same && bpf_map_lookup_elem(flows_fd, &flows[i].key, &v) == 0 &&
+			       memcmp(&v, &flows[i].value, sizeof(v)) == 0 &&
+			       flows[i].value.first_ns >= t_before &&
+			       flows[i].value.first_ns <= t_last;
+		}
+		check(rc == 0 && seen == 3 && same && (long)count == flow_entries(),
+		      "flows: redirect_flows_read returns every entry (%zu) and these three as the "
+		      "program wrote them [rc %d]",
+		      count, rc);
+		free(flows);
+	}
+
+	if (sfd >= 0)
+		close(sfd);
+	if (cfd >= 0)
+		close(cfd);
+	if (sfd6 >= 0)
+		close(sfd6);
+	if (cfd6 >= 0)
+		close(cfd6);
+	if (lfd >= 0)
+		close(lfd);
+	if (lfd6 >= 0)
+		close(lfd6);
+}
+
+/*
+ * A full flow map: more distinct flows than it holds, written from here; the reader returns at
+ * most TIDE_REDIRECT_MAX_FLOWS, nearly all of them (the LRU keeps a few free per CPU), in a
+ * time printed, never asserted. Last: it evicts what the fixtures wrote.
+ */
+static void fixtures_flows_full(struct tide_redirect_bpf *skel)
+{
+	struct redirect_state st = {.skel = skel};
+	struct tide_redirect_flow v = {.first_ns = 1, .kinds = {{.packets = 1, .last_ns = 1}}};
+	struct redirect_flow *flows = NULL;
+	size_t count = 0;
+	uint64_t t0;
+	int rc;
+
+	for (uint32_t i = 0; i < TIDE_REDIRECT_MAX_FLOWS + 512; i++) {
+		struct tide_redirect_flow_key k = flow_key(0, CLIENT, 0, VIP, 9);
+
+		memcpy(k.client_addr, &i, 4);
+		k.client_port = (uint16_t)i;
+		bpf_map_update_elem(flows_fd, &k, &v, BPF_ANY);
+	}
+	t0 = mono_ns();
+	rc = redirect_flows_read(&st, &flows, &count);
+	printf("bench: flows read, full map             %7.2f ms for %zu entries\n",
+	       (double)(mono_ns() - t0) / 1e6, count);
+	check(rc == 0 && count <= TIDE_REDIRECT_MAX_FLOWS &&
+		      count >= TIDE_REDIRECT_MAX_FLOWS * 9 / 10,
+	      "flows: a full map reads as at most %d entries (%zu) [rc %d]",
+	      TIDE_REDIRECT_MAX_FLOWS, count, rc);
+	free(flows);
+}
+
 /* ---- per-packet cost ---- */
 
 /*
@@ -829,6 +1073,7 @@ static void bench(void)
 	uint16_t cport = 0;
 	int lfd = tcp_listen(0, VIP, 90), cfd, sfd;
 	size_t il, n, pl;
+	struct gue g;
 
 	cfd = tcp_connect(0, CLIENT, VIP, 90, &cport);
 	sfd = lfd >= 0 ? accept(lfd, NULL, NULL) : -1;
@@ -846,9 +1091,17 @@ static void bench(void)
 	n = gue_packet(pkt, &G, inner, il);
 	printf("bench: established flow (lookup+decap)  %7.1f ns/packet (repeat=1 x %u)\n",
 	       bench_calls(pkt, n, BENCH_CALLS, 1), BENCH_CALLS);
+	g = G;
+	g.next_hop = 1;
+	n = gue_packet(pkt, &g, inner, il);
+	printf("bench: second chance (hop 1, recorded)  %7.1f ns/packet (repeat=1 x %u)\n",
+	       bench_calls(pkt, n, BENCH_CALLS, 1), BENCH_CALLS);
 	il = tcp_packet(inner, 0, CLIENT, VIP, 43999, 90, 1, 1, F_ACK);
 	n = gue_packet(pkt, &G, inner, il);
 	printf("bench: forwarded (lookup miss+rewrite)  %7.1f ns/packet (repeat=1 x %u)\n",
+	       bench_calls(pkt, n, BENCH_CALLS, 1), BENCH_CALLS);
+	n = gue_packet(pkt, &g, inner, il);
+	printf("bench: last resort (recorded)           %7.1f ns/packet (repeat=1 x %u)\n",
 	       bench_calls(pkt, n, BENCH_CALLS, 1), BENCH_CALLS);
 out:
 	if (sfd >= 0)
@@ -876,6 +1129,7 @@ void fixtures(void)
 	prog_fd = bpf_program__fd(skel->progs.tide_redirect);
 	stats_fd = bpf_map__fd(skel->maps.tide_redirect_stats);
 	vips_fd = bpf_map__fd(skel->maps.tide_redirect_vips);
+	flows_fd = bpf_map__fd(skel->maps.tide_redirect_flows);
 	watch_vip(0, VIP, 80);
 	cfg.local_addrs[0] = ip4(PROXY);
 	cfg.local_addrs[1] = ip4(PROXY_ALIAS);
@@ -886,6 +1140,8 @@ void fixtures(void)
 	fixtures_sockets();
 	fixtures_syncookie();
 	fixtures_second_chance();
+	fixtures_flows(skel);
 	bench();
+	fixtures_flows_full(skel);
 	tide_redirect_bpf__destroy(skel);
 }
