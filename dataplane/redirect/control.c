@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "redirect_maps.h"
@@ -91,6 +92,114 @@ static json_t *control_stats(const struct redirect_state *st, json_t *id)
 	return tide_control_ok(id, json_pack("{s:o,s:o}", "counters", counters, "vips", list));
 }
 
+/* ---- flows ---- */
+
+/* The newest packet of any kind of `f`, bpf_ktime_get_ns() ns (0: none yet). */
+static __u64 flow_newest_ns(const struct tide_redirect_flow *f)
+{
+	__u64 newest = 0;
+
+	for (unsigned int i = 0; i < TR_FLOW_KIND_COUNT; i++)
+		if (f->kinds[i].last_ns > newest)
+			newest = f->kinds[i].last_ns;
+	return newest;
+}
+
+/* qsort order of the flows reply: newest first. */
+static int flow_newest_first(const void *a, const void *b)
+{
+	__u64 x = flow_newest_ns(&((const struct redirect_flow *)a)->value);
+	__u64 y = flow_newest_ns(&((const struct redirect_flow *)b)->value);
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Whole ms from `then_ns` to `now_ns` (0 if `then_ns` is later: a packet after the clock read). */
+static json_int_t ms_ago(__u64 now_ns, __u64 then_ns)
+{
+	return then_ns < now_ns ? (json_int_t)((now_ns - then_ns) / 1000000u) : 0;
+}
+
+/*
+ * One kind of a flow: {packets, last_seen_ms_ago}, or null when its last packet is before
+ * `since_ns` (never, or in a window the request did not ask about: a 5-tuple reused by a later
+ * connection does not inherit an old connection's last resort).
+ */
+static json_t *control_flow_kind_json(const struct tide_redirect_flow_kind_seen *k, __u64 now_ns,
+				      __u64 since_ns)
+{
+	if (k->packets == 0 || k->last_ns == 0 || k->last_ns < since_ns)
+		return json_null();
+	return json_pack("{s:I,s:I}", "packets", (json_int_t)k->packets, "last_seen_ms_ago",
+			 ms_ago(now_ns, k->last_ns));
+}
+
+/* One flow of the flows reply. */
+static json_t *control_flow_json(const struct redirect_flow *f, __u64 now_ns, __u64 since_ns)
+{
+	int af = f->key.vip.family == TR_VIP_FAMILY_IPV6 ? AF_INET6 : AF_INET;
+	char client[INET6_ADDRSTRLEN] = "", vip[INET6_ADDRSTRLEN] = "";
+	json_t *j;
+
+	inet_ntop(af, f->key.client_addr, client, sizeof(client));
+	inet_ntop(af, f->key.vip.addr, vip, sizeof(vip));
+	j = json_pack("{s:s,s:i,s:s,s:i,s:s,s:I}", "client_address", client, "client_port",
+		      (int)ntohs(f->key.client_port), "address", vip, "port",
+		      (int)ntohs(f->key.vip.port), "proto", "tcp", "first_seen_ms_ago",
+		      ms_ago(now_ns, f->value.first_ns));
+	for (unsigned int i = 0; i < TR_FLOW_KIND_COUNT; i++)
+		json_object_set_new(j, redirect_flow_kind_names[i],
+				    control_flow_kind_json(&f->value.kinds[i], now_ns, since_ns));
+	return j;
+}
+
+/*
+ * `flows`: the flows whose newest second-chance, alternate-hash or last-resort packet is at most
+ * since_ms old, newest first, at most REDIRECT_MAX_FLOWS_REPLY; matched counts them all. Ages are
+ * taken against one clock read after the map is read (CLOCK_MONOTONIC, bpf_ktime_get_ns's clock).
+ */
+static json_t *control_flows(const struct redirect_state *st, json_t *id, json_t *req)
+{
+	static const char *const allowed[] = {"since_ms", NULL};
+	json_t *r, *since = json_object_get(req, "since_ms"), *list;
+	json_int_t since_ms = REDIRECT_FLOWS_DEFAULT_SINCE_MS;
+	struct redirect_flow *flows = NULL;
+	__u64 now_ns, since_ns;
+	size_t n = 0, matched = 0;
+	struct timespec now;
+	int rc;
+
+	r = tide_control_check_keys(id, "flows", req, allowed);
+	if (r)
+		return r;
+	if (since) {
+		if (!json_is_integer(since) || json_integer_value(since) < 1 ||
+		    json_integer_value(since) > REDIRECT_FLOWS_MAX_SINCE_MS)
+			return tide_control_err(id, "bad_request", NULL,
+						"\"since_ms\" must be an integer 1..%d",
+						REDIRECT_FLOWS_MAX_SINCE_MS);
+		since_ms = json_integer_value(since);
+	}
+	rc = redirect_flows_read(st, &flows, &n);
+	if (rc)
+		return tide_control_err(id, "internal", NULL, "cannot read the flow map: %s",
+					strerror(-rc));
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	now_ns = (__u64)now.tv_sec * 1000000000u + (__u64)now.tv_nsec;
+	since_ns = now_ns > (__u64)since_ms * 1000000u ? now_ns - (__u64)since_ms * 1000000u : 1;
+	for (size_t i = 0; i < n; i++)
+		if (flow_newest_ns(&flows[i].value) >= since_ns)
+			flows[matched++] = flows[i];
+	qsort(flows, matched, sizeof(*flows), flow_newest_first);
+	list = json_array();
+	for (size_t i = 0; i < matched && i < REDIRECT_MAX_FLOWS_REPLY; i++)
+		json_array_append_new(list, control_flow_json(&flows[i], now_ns, since_ns));
+	free(flows);
+	return tide_control_ok(id, json_pack("{s:o,s:I,s:I}", "flows", list, "matched",
+					     (json_int_t)matched, "capacity",
+					     (json_int_t)TIDE_REDIRECT_MAX_FLOWS));
+}
+
 static json_t *control_config_json(const struct redirect_state *st)
 {
 	return json_pack("{s:i,s:o}", "port", (int)st->cfg.port, "local_addresses",
@@ -166,13 +275,15 @@ static json_t *control_dispatch(void *ctx, json_t *id, const char *cmd, json_t *
 		return tide_control_check_keys(id, cmd, req, none) ?: control_stats(st, id);
 	if (strcmp(cmd, "config") == 0)
 		return control_config(st, id, req);
+	if (strcmp(cmd, "flows") == 0)
+		return control_flows(st, id, req);
 	return NULL;
 }
 
 int redirect_control_open(struct redirect_state *st, const char *path)
 {
-	return tide_control_open(&control_server, path, "tide-redirect", "status, stats, config",
-				 control_dispatch, st);
+	return tide_control_open(&control_server, path, "tide-redirect",
+				 "status, stats, config, flows", control_dispatch, st);
 }
 
 int redirect_control_poll(int timeout_ms)

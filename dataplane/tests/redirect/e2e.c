@@ -3,8 +3,8 @@
  * tide-redirect tests, 3: end to end. Two named namespaces joined by a veth; a TUN device on the
  * client side wraps the client's packets in GUE (like the director); the real tide-redirect
  * runs on the proxy side, as under systemd (a datagram socket stands in for $NOTIFY_SOCKET: the
- * test talks to it only after READY=1); IPv4 and IPv6 handshakes and data both ways, then a clean
- * stop with STOPPING=1.
+ * test talks to it only after READY=1); IPv4 and IPv6 handshakes and data both ways, the flows
+ * that took a second chance or a last resort (`flows`), then a clean stop with STOPPING=1.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "redirect_test.h"
 #include "tide_daemon.h"
 
@@ -40,7 +41,7 @@ struct e2e {
 static json_t *control_call(const char *path, const char *line)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	char buf[8192];
+	static char buf[1 << 20]; /* a full flows reply is under 200 KB */
 	size_t len = 0;
 	json_t *j = NULL;
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -239,6 +240,235 @@ static bool e2e_vip_counted(json_t *vips, const char *address)
 	return false;
 }
 
+/* Sends `inner` wrapped in GUE as the director would, with `next_hop` of `hop_count` hops. */
+static bool e2e_send_gue(const struct e2e *e, uint8_t next_hop, uint8_t hop_count,
+			 const uint8_t *inner, size_t len)
+{
+	uint8_t buf[512];
+	uint32_t hop = ip4("10.200.0.9"); /* never used: these packets stop at this proxy */
+	size_t h = 8 + 4u * hop_count;
+
+	buf[0] = (uint8_t)(1 + hop_count);
+	buf[1] = inner[0] >> 4 == 6 ? 41 : 4;
+	memset(buf + 2, 0, 4);
+	buf[6] = next_hop;
+	buf[7] = hop_count;
+	for (int i = 0; i < hop_count; i++)
+		memcpy(buf + 8 + 4 * i, &hop, 4);
+	memcpy(buf + h, inner, len);
+	return send(e->udp, buf, h + len, 0) == (ssize_t)(h + len);
+}
+
+/* The flow of `flows` (a reply's list) from client_port `cport` to VIP:port, or NULL. */
+static json_t *e2e_flow(json_t *flows, uint16_t cport, uint16_t port)
+{
+	size_t i;
+	json_t *f;
+
+	json_array_foreach(flows, i, f)
+	{
+		if (json_integer_value(json_object_get(f, "client_port")) == cport &&
+		    json_integer_value(json_object_get(f, "port")) == port &&
+		    strcmp(json_string_value(json_object_get(f, "client_address")) ?: "", CLIENT) ==
+			    0 &&
+		    strcmp(json_string_value(json_object_get(f, "address")) ?: "", VIP) == 0 &&
+		    strcmp(json_string_value(json_object_get(f, "proto")) ?: "", "tcp") == 0)
+			return f;
+	}
+	return NULL;
+}
+
+/* A kind of a flow has `packets` and was last seen between `min_ms` and `max_ms` ago. */
+static bool e2e_kind(json_t *flow, const char *kind, json_int_t packets, json_int_t min_ms,
+		     json_int_t max_ms)
+{
+	json_t *k = json_object_get(flow, kind);
+	json_int_t ago = json_integer_value(json_object_get(k, "last_seen_ms_ago"));
+
+	return json_is_object(k) && json_integer_value(json_object_get(k, "packets")) == packets &&
+	       json_is_integer(json_object_get(k, "last_seen_ms_ago")) && ago >= min_ms &&
+	       ago <= max_ms;
+}
+
+/* The reply to `line` is an error with `code`. */
+static bool e2e_error(const struct e2e *e, const char *line, const char *code)
+{
+	json_t *r = control_call(e->sock, line);
+	bool ok = r && json_is_false(json_object_get(r, "ok")) &&
+		  strcmp(json_string_value(json_object_get(json_object_get(r, "error"), "code"))
+				 ?: "",
+			 code) == 0;
+
+	json_decref(r);
+	return ok;
+}
+
+#define E2E_FLOWS_PORT 8080
+#define E2E_FLOWS_GAP_MS 1500 /* between the established flow's hops and the last resort */
+#define E2E_FLOWS_MANY 600    /* last resorts of distinct flows, over a reply's cap */
+
+/*
+ * `flows` against the daemon: an established IPv4 flow (handshake through the wrapper) then gets
+ * packets as hop 1 and through the alternate pair; 1.5 s later one more as hop 1, and an unknown
+ * flow gets a last resort. The reply lists both, newest first, with their kinds and ages;
+ * since_ms 700 keeps both but drops the established flow's alternate hash, now outside the
+ * window (a kind is reported for the window asked about); a bad since_ms is bad_request.
+ */
+static void e2e_flows(struct e2e *e)
+{
+	struct sockaddr_in d4 = {.sin_family = AF_INET, .sin_port = htons(E2E_FLOWS_PORT)};
+	struct handshake h = {.client = -1, .listener = -1, .server = -1};
+	struct sockaddr_in me;
+	socklen_t mlen = sizeof(me);
+	uint8_t inner[128];
+	uint16_t cport = 0;
+	json_t *r = NULL, *res, *flows, *a, *b;
+	size_t il;
+	bool ok;
+
+	inet_pton(AF_INET, VIP, &d4.sin_addr);
+	tide_netns_enter(e->ns_b);
+	h.listener = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	ok = h.listener >= 0 && bind(h.listener, (struct sockaddr *)&d4, sizeof(d4)) == 0 &&
+	     listen(h.listener, 4) == 0;
+	tide_netns_enter(e->ns_a);
+	h.client = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	setns(e->orig_ns, CLONE_NEWNET);
+	if (ok && h.client >= 0) {
+		connect(h.client, (struct sockaddr *)&d4, sizeof(d4));
+		e2e_pump(e, 3000, handshake_done, &h);
+	}
+	ok = ok && handshake_done(&h) && getsockname(h.client, (struct sockaddr *)&me, &mlen) == 0;
+	cport = ntohs(me.sin_port);
+	check(ok, "e2e flows: established flow %s:%u -> %s:%d", CLIENT, cport, VIP, E2E_FLOWS_PORT);
+	if (!ok)
+		goto out;
+
+	il = tcp_packet(inner, 0, CLIENT, VIP, cport, E2E_FLOWS_PORT, 1, 1, F_ACK);
+	ok = e2e_send_gue(e, 1, 1, inner, il) && e2e_send_gue(e, 1, 1, inner, il) &&
+	     e2e_send_gue(e, 2, 3, inner, il);
+	usleep(E2E_FLOWS_GAP_MS * 1000);
+	ok = ok && e2e_send_gue(e, 1, 1, inner, il);
+	usleep(20000);
+	il = tcp_packet(inner, 0, CLIENT, VIP, 45000, E2E_FLOWS_PORT, 1, 1, F_ACK);
+	ok = ok && e2e_send_gue(e, 1, 1, inner, il);
+	usleep(100000); /* the veth and the program are asynchronous to send() */
+	check(ok, "e2e flows: sent 2 packets as hop 1 and 1 through the alternate pair, 1.5 s "
+		  "later one more as hop 1 and a last resort of another flow");
+
+	r = control_call(e->sock, "{\"id\":5,\"cmd\":\"flows\"}\n");
+	if (r) {
+		char *text = json_dumps(r, JSON_COMPACT);
+
+		printf("  %s\n", text ?: "");
+		free(text);
+	}
+	res = json_object_get(r, "result");
+	flows = json_object_get(res, "flows");
+	a = e2e_flow(flows, cport, E2E_FLOWS_PORT);
+	b = e2e_flow(flows, 45000, E2E_FLOWS_PORT);
+	check(r && json_is_true(json_object_get(r, "ok")) &&
+		      json_integer_value(json_object_get(r, "id")) == 5 &&
+		      json_integer_value(json_object_get(res, "capacity")) ==
+			      TIDE_REDIRECT_MAX_FLOWS &&
+		      json_integer_value(json_object_get(res, "matched")) == 2 &&
+		      json_array_size(flows) == 2 && a && b && json_array_get(flows, 0) == b,
+	      "e2e flows: lists the two flows, the last resort first (matched %lld, capacity "
+	      "%lld)",
+	      (long long)json_integer_value(json_object_get(res, "matched")),
+	      (long long)json_integer_value(json_object_get(res, "capacity")));
+	check(a && e2e_kind(a, "second_chance", 4, 0, E2E_FLOWS_GAP_MS - 1) &&
+		      e2e_kind(a, "alternate_hash", 1, E2E_FLOWS_GAP_MS, 10000) &&
+		      json_is_null(json_object_get(a, "last_resort")) &&
+		      json_integer_value(json_object_get(a, "first_seen_ms_ago")) >=
+			      E2E_FLOWS_GAP_MS,
+	      "e2e flows: the established flow took 4 second chances (the last one under 1.5 s "
+	      "ago), 1 through the alternate hash 1.5 s ago or more, no last resort");
+	check(b && e2e_kind(b, "last_resort", 1, 0, E2E_FLOWS_GAP_MS - 1) &&
+		      json_is_null(json_object_get(b, "second_chance")) &&
+		      json_is_null(json_object_get(b, "alternate_hash")) &&
+		      json_integer_value(json_object_get(b, "first_seen_ms_ago")) <
+			      E2E_FLOWS_GAP_MS,
+	      "e2e flows: the unknown flow took a last resort less than 1500 ms ago, nothing "
+	      "else");
+	json_decref(r);
+
+	r = control_call(e->sock, "{\"cmd\":\"flows\",\"since_ms\":700}\n");
+	res = json_object_get(r, "result");
+	flows = json_object_get(res, "flows");
+	a = e2e_flow(flows, cport, E2E_FLOWS_PORT);
+	check(json_integer_value(json_object_get(res, "matched")) == 2 &&
+		      json_array_size(flows) == 2 && e2e_flow(flows, 45000, E2E_FLOWS_PORT) && a &&
+		      e2e_kind(a, "second_chance", 4, 0, 699) &&
+		      json_is_null(json_object_get(a, "alternate_hash")),
+	      "e2e flows: since_ms 700 keeps both flows, the alternate hash of 1.5 s ago reported "
+	      "null (matched %lld)",
+	      (long long)json_integer_value(json_object_get(res, "matched")));
+	json_decref(r);
+	usleep(800000);
+	r = control_call(e->sock, "{\"cmd\":\"flows\",\"since_ms\":700}\n");
+	check(json_integer_value(json_object_get(json_object_get(r, "result"), "matched")) == 0 &&
+		      json_array_size(json_object_get(json_object_get(r, "result"), "flows")) == 0,
+	      "e2e flows: 0.8 s later, since_ms 700 matches none");
+	json_decref(r);
+	r = control_call(e->sock, "{\"cmd\":\"flows\",\"since_ms\":600000}\n");
+	check(json_integer_value(json_object_get(json_object_get(r, "result"), "matched")) == 2,
+	      "e2e flows: since_ms 600000 (the largest) matches both again");
+	json_decref(r);
+	r = NULL;
+	check(e2e_error(e, "{\"cmd\":\"flows\",\"since_ms\":0}\n", "bad_request") &&
+		      e2e_error(e, "{\"cmd\":\"flows\",\"since_ms\":600001}\n", "bad_request") &&
+		      e2e_error(e, "{\"cmd\":\"flows\",\"since_ms\":\"x\"}\n", "bad_request") &&
+		      e2e_error(e, "{\"cmd\":\"flows\",\"since_ms\":1.5}\n", "bad_request") &&
+		      e2e_error(e, "{\"cmd\":\"flows\",\"since_ms\":null}\n", "bad_request") &&
+		      e2e_error(e, "{\"cmd\":\"flows\",\"limit\":5}\n", "bad_request"),
+	      "e2e flows: since_ms 0, 600001, \"x\", 1.5, null and an unknown field are "
+	      "bad_request");
+
+	/* More flows than a reply lists: the newest REDIRECT_MAX_FLOWS_REPLY, and all in matched. */
+	ok = true;
+	for (int i = 0; i < E2E_FLOWS_MANY && ok; i++) {
+		il = tcp_packet(inner, 0, CLIENT, VIP, (uint16_t)(46000 + i), E2E_FLOWS_PORT, 1, 1,
+				F_ACK);
+		ok = e2e_send_gue(e, 1, 1, inner, il);
+		if (i % 50 == 49)
+			usleep(2000); /* keep under the veth's backlog */
+	}
+	usleep(200000);
+	r = control_call(e->sock, "{\"cmd\":\"flows\"}\n");
+	res = json_object_get(r, "result");
+	flows = json_object_get(res, "flows");
+	{
+		json_int_t matched = json_integer_value(json_object_get(res, "matched")), prev = 0;
+		bool ordered = true;
+		size_t i;
+
+		json_array_foreach(flows, i, a)
+		{
+			json_int_t ago = json_integer_value(json_object_get(
+				json_object_get(a, "last_resort"), "last_seen_ms_ago"));
+
+			ordered = ordered && ago >= prev;
+			prev = ago;
+		}
+		check(ok && json_array_size(flows) == REDIRECT_MAX_FLOWS_REPLY &&
+			      matched > REDIRECT_MAX_FLOWS_REPLY && matched <= E2E_FLOWS_MANY + 2 &&
+			      ordered,
+		      "e2e flows: %d more last resorts: the reply lists %zu, newest first, matched "
+		      "%lld",
+		      E2E_FLOWS_MANY, json_array_size(flows), (long long)matched);
+	}
+	json_decref(r);
+	r = NULL;
+out:
+	if (h.server >= 0)
+		close(h.server);
+	if (h.client >= 0)
+		close(h.client);
+	if (h.listener >= 0)
+		close(h.listener);
+}
+
 static void e2e_setup_cmds(const struct e2e *e, bool *ok)
 {
 	const char *a = e->ns_a, *b = e->ns_b;
@@ -362,6 +592,8 @@ void e2e(const char *daemon)
 		      VIP, VIP6);
 	}
 	json_decref(st);
+
+	e2e_flows(&e);
 
 out:
 	if (e.daemon > 0) {
