@@ -75,6 +75,16 @@ const vipCounters = (n = 0) => ({
 });
 const vip = { address: "10.201.0.10", port: 80, proto: "tcp", counters: vipCounters(3) };
 
+/** A flows reply as tide-redirect printed it (dataplane/tests/redirect/e2e.c, captured from a run). */
+const daemonFlows =
+  '{"id":5,"ok":true,"result":{"flows":[{"client_address":"10.202.0.5","client_port":45000,' +
+  '"address":"10.201.0.10","port":8080,"proto":"tcp","first_seen_ms_ago":100,"second_chance":null,' +
+  '"alternate_hash":null,"last_resort":{"packets":1,"last_seen_ms_ago":100}},' +
+  '{"client_address":"10.202.0.5","client_port":56278,"address":"10.201.0.10","port":8080,' +
+  '"proto":"tcp","first_seen_ms_ago":1621,"second_chance":{"packets":4,"last_seen_ms_ago":121},' +
+  '"alternate_hash":{"packets":1,"last_seen_ms_ago":1621},"last_resort":null}],"matched":2,' +
+  '"capacity":8192}}';
+
 const daemonConfig =
   '{"id":null,"ok":true,"result":{"port":19524,"local_addresses":["10.9.0.1","10.9.0.7"]}}';
 const daemonError =
@@ -152,7 +162,7 @@ describe("RedirectControlRequest", () => {
 });
 
 describe("RedirectControlReply", () => {
-  it.each([daemonStatus, daemonStats, daemonStatsWithVips, daemonConfig, daemonError])(
+  it.each([daemonStatus, daemonStats, daemonStatsWithVips, daemonConfig, daemonFlows, daemonError])(
     "accepts the daemon's own line %s",
     (line) => {
       const parsed: unknown = JSON.parse(line);
@@ -344,6 +354,35 @@ describe("RedirectFlowsResult: the flows of the change report", () => {
   it(`takes ${REDIRECT_MAX_FLOWS_REPLY} flows`, () => {
     const flows = Array.from({ length: REDIRECT_MAX_FLOWS_REPLY }, () => flow);
     expect(RedirectFlowsResult.safeParse({ flows, matched: 9000, capacity: 8192 }).success).toBe(true);
+  });
+
+  it("takes the daemon's own flows line as a flows reply", () => {
+    const parsed = redirectControlReplies.flows.parse(JSON.parse(daemonFlows));
+    expect(parsed.ok && parsed.result.flows.map((f) => f.client_port)).toEqual([45000, 56278]);
+  });
+
+  it("names the flow kinds and limits as the C headers do", async () => {
+    const read = (file: string) =>
+      readFile(new URL(`../../../dataplane/redirect/${file}`, import.meta.url), "utf8");
+    const [structs, consts, control] = await Promise.all([
+      read("tide_redirect_structs.h"),
+      read("tide_redirect_consts.h"),
+      read("control.h"),
+    ]);
+    const kinds = [
+      ...(structs.split("#define TIDE_REDIRECT_FLOW_KINDS(X)")[1]?.split(/\n\s*\n/)[0] ?? "").matchAll(
+        /X\(\w+, (\w+)\)/g,
+      ),
+    ].map((m) => m[1]);
+    // The kinds are RedirectFlow's last three fields, in the C enum's order.
+    expect(kinds).toEqual(["second_chance", "alternate_hash", "last_resort"]);
+    expect(Object.keys(RedirectFlow.shape).slice(-3)).toEqual(kinds);
+    const define = (text: string, name: string) =>
+      Number(new RegExp(`#define ${name} (\\d+)`).exec(text)?.[1]);
+    expect(define(consts, "TIDE_REDIRECT_MAX_FLOWS")).toBe(REDIRECT_MAX_FLOWS);
+    expect(define(control, "REDIRECT_MAX_FLOWS_REPLY")).toBe(REDIRECT_MAX_FLOWS_REPLY);
+    expect(define(control, "REDIRECT_FLOWS_DEFAULT_SINCE_MS")).toBe(REDIRECT_FLOWS_DEFAULT_SINCE_MS);
+    expect(define(control, "REDIRECT_FLOWS_MAX_SINCE_MS")).toBe(REDIRECT_FLOWS_MAX_SINCE_MS);
   });
 
   it("is not a stats result, and stats is not a flows result", () => {

@@ -292,14 +292,21 @@ export type RedirectStatsResult = z.infer<typeof RedirectStatsResult>;
 
 export const RedirectFlowKind = z
   .strictObject({
-    packets: Counter.describe("Packets of this flow that went this way"),
+    packets: Counter.describe(
+      "Packets of this flow that went this way since the daemon first recorded the flow (not only " +
+        "within since_ms; a 5-tuple reused by a later connection adds to the same count)",
+    ),
     last_seen_ms_ago: z
       .number()
       .nonnegative()
-      .describe("ms between the last of them and the reply (the daemon's monotonic clock)"),
+      .describe("Whole ms between the last of them and the reply (the daemon's monotonic clock)"),
   })
   .nullable()
-  .describe("How often and how recently a flow went one way; null when it never did")
+  .describe(
+    "How often and how recently a flow went one way; null when none of its packets did within " +
+      "since_ms (never, or only before the window: a 5-tuple reused by a later connection does not " +
+      "inherit an earlier connection's last resort)",
+  )
   .meta({ id: "RedirectFlowKind" });
 export type RedirectFlowKind = z.infer<typeof RedirectFlowKind>;
 
@@ -316,7 +323,7 @@ export const RedirectFlow = z
     first_seen_ms_ago: z
       .number()
       .nonnegative()
-      .describe("ms between the flow's first recorded packet and the reply"),
+      .describe("Whole ms between the flow's first recorded packet and the reply (may be before since_ms)"),
     second_chance: RedirectFlowKind.describe(
       "Packets accepted here as a hop (next_hop > 0) because a local socket owns the flow " +
         "(they count in accepted_second_chance), or null",
