@@ -121,21 +121,20 @@ static json_int_t ms_ago(__u64 now_ns, __u64 then_ns)
 }
 
 /*
- * One kind of a flow: {packets, last_seen_ms_ago}, or null when its last packet is before
- * `since_ns` (never, or in a window the request did not ask about: a 5-tuple reused by a later
- * connection does not inherit an old connection's last resort).
+ * One kind of a flow: {packets, last_seen_ms_ago}, or null when it never happened. A kind older
+ * than the window is still reported, with its own age: that age is what tells a 5-tuple reused by
+ * a later connection from the old connection's last resort (the reader compares it).
  */
-static json_t *control_flow_kind_json(const struct tide_redirect_flow_kind_seen *k, __u64 now_ns,
-				      __u64 since_ns)
+static json_t *control_flow_kind_json(const struct tide_redirect_flow_kind_seen *k, __u64 now_ns)
 {
-	if (k->packets == 0 || k->last_ns == 0 || k->last_ns < since_ns)
+	if (k->packets == 0 || k->last_ns == 0)
 		return json_null();
 	return json_pack("{s:I,s:I}", "packets", (json_int_t)k->packets, "last_seen_ms_ago",
 			 ms_ago(now_ns, k->last_ns));
 }
 
 /* One flow of the flows reply. */
-static json_t *control_flow_json(const struct redirect_flow *f, __u64 now_ns, __u64 since_ns)
+static json_t *control_flow_json(const struct redirect_flow *f, __u64 now_ns)
 {
 	int af = f->key.vip.family == TR_VIP_FAMILY_IPV6 ? AF_INET6 : AF_INET;
 	char client[INET6_ADDRSTRLEN] = "", vip[INET6_ADDRSTRLEN] = "";
@@ -149,7 +148,7 @@ static json_t *control_flow_json(const struct redirect_flow *f, __u64 now_ns, __
 		      ms_ago(now_ns, f->value.first_ns));
 	for (unsigned int i = 0; i < TR_FLOW_KIND_COUNT; i++)
 		json_object_set_new(j, redirect_flow_kind_names[i],
-				    control_flow_kind_json(&f->value.kinds[i], now_ns, since_ns));
+				    control_flow_kind_json(&f->value.kinds[i], now_ns));
 	return j;
 }
 
@@ -193,7 +192,7 @@ static json_t *control_flows(const struct redirect_state *st, json_t *id, json_t
 	qsort(flows, matched, sizeof(*flows), flow_newest_first);
 	list = json_array();
 	for (size_t i = 0; i < matched && i < REDIRECT_MAX_FLOWS_REPLY; i++)
-		json_array_append_new(list, control_flow_json(&flows[i], now_ns, since_ns));
+		json_array_append_new(list, control_flow_json(&flows[i], now_ns));
 	free(flows);
 	return tide_control_ok(id, json_pack("{s:o,s:I,s:I}", "flows", list, "matched",
 					     (json_int_t)matched, "capacity",

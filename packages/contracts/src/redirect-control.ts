@@ -303,9 +303,9 @@ export const RedirectFlowKind = z
   })
   .nullable()
   .describe(
-    "How often and how recently a flow went one way; null when none of its packets did within " +
-      "since_ms (never, or only before the window: a 5-tuple reused by a later connection does not " +
-      "inherit an earlier connection's last resort)",
+    "How often and how recently a flow went one way; null when it never did. Reported even when " +
+      "older than since_ms (the flow is listed for another kind): compare last_seen_ms_ago with the " +
+      "window, so a 5-tuple reused by a later connection does not inherit an earlier one's last resort",
   )
   .meta({ id: "RedirectFlowKind" });
 export type RedirectFlowKind = z.infer<typeof RedirectFlowKind>;
