@@ -1,4 +1,5 @@
 import {
+  ChangeReport,
   ExplainInput,
   FlowExplanation,
   Paged,
@@ -18,6 +19,7 @@ import {
   getVersionRows,
   listVersions,
 } from "../services/table.service";
+import { getChangeReport, listChangeReports } from "../services/change-report.service";
 import { readProcedure, router } from "../trpc";
 
 export const tablesRouter = router({
@@ -63,6 +65,22 @@ export const tablesRouter = router({
     .input(z.object({ versionId: TableVersionId }))
     .output(TableVersionDetail)
     .query(({ ctx, input }) => getVersion(ctx.db, input.versionId)),
+  report: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/tables/{versionId}/report",
+        tags: ["tables"],
+        summary: "What the change to this version did to the pool's connections (its change report)",
+      },
+    })
+    .input(z.object({ versionId: TableVersionId }))
+    .output(ChangeReport)
+    .query(({ ctx, input }) => getChangeReport(ctx.db, input.versionId)),
+  reports: readProcedure
+    .input(z.object({ versionIds: z.array(TableVersionId).max(200) }))
+    .output(z.array(ChangeReport))
+    .query(({ ctx, input }) => listChangeReports(ctx.db, input.versionIds)),
   rows: readProcedure
     .meta({
       openapi: {

@@ -16,6 +16,7 @@ import { windowCacheFor } from "./finding-evaluation";
 import { findingEvaluatorFor } from "./finding-evaluator";
 import { ingestPacer, type IngestPacer } from "./ingest-pacing";
 import { recordTraffic } from "./proxy-traffic.service";
+import { changeReporterFor, recordRedirectFlows } from "./change-report.service";
 import { hashMigrationFinisherFor } from "./hash-migration.service";
 import { telemetryCompactorFor } from "./telemetry-compactor";
 import { OBSERVATIONS_CHANNEL } from "../live/channels";
@@ -152,7 +153,12 @@ export async function ingestObservations(
   telemetryCompactorFor(db);
   // Likewise: finishes hash-field migrations once no flow uses the old fields (hash-migration.service.ts).
   hashMigrationFinisherFor(db);
-  if (accepted > 0) await recordTraffic(db, host, newest, input.dataPlane);
+  // Likewise: ends change windows and writes their reports (change-report.service.ts).
+  changeReporterFor(db);
+  if (accepted > 0) {
+    await recordTraffic(db, host, newest, input.dataPlane);
+    await recordRedirectFlows(db, host.hostId, input.dataPlane);
+  }
   // Revision and director-ness from memory until a desired state changes (desired-revision-cache.ts).
   const desired = await desiredRevisionCacheFor(db).get(host.hostId, host.hostname);
   const batchIntervalMs = (options.pacer ?? ingestPacer()).batchArrived(host.hostId);

@@ -1,5 +1,6 @@
 import {
   TideError,
+  type ConnectionImpact,
   type Proxy,
   type ProxyAction,
   type TableVersionSummary,
@@ -102,9 +103,8 @@ export async function previewTransition(
  * break does not depend on the table diff (a proxy leaving the table loses all of its), so none is
  * built here. An unknown count does not refuse: only a prediction that says so does.
  */
-async function refuseUnannouncedBreak(db: Db, poolId: string, proxies: ImpactProxy[]): Promise<void> {
+function refuseUnannouncedBreak(proxies: ImpactProxy[], impact: ConnectionImpact): void {
   if (!proxies.some((p) => p.before !== "inactive" && p.after === "inactive")) return;
-  const impact = await predictConnectionImpact(db, poolId, proxies, null);
   const broken = impact.broken.count;
   if (broken === null || broken === 0) return;
   const where = impact.proxies
@@ -163,7 +163,10 @@ export async function transitionProxy(
     });
     const plan = planTransition(proxies, input.proxyId, input.action, await servingOf(tx, poolId));
     if (!plan.ok) throw plan.error;
-    if (!input.reason?.trim()) await refuseUnannouncedBreak(db, poolId, impactProxies(proxies, plan.next));
+    // Kept in the version's change report, to set beside what happened.
+    const impactOf = impactProxies(proxies, plan.next);
+    const impact = await predictConnectionImpact(db, poolId, impactOf, null);
+    if (!input.reason?.trim()) refuseUnannouncedBreak(impactOf, impact);
     const before = proxies.find((p) => p.id === input.proxyId)!;
     const action = plan.transition.action;
     const updated = await tx.proxy.update({
@@ -180,6 +183,7 @@ export async function transitionProxy(
           cause: `${action} ${updated.hostname}: ${plan.from} -> ${plan.to}`,
           reason: input.reason ?? "",
           actor: actorRef(actor),
+          predicted: impact,
         })
       : null;
     await recordAudit(tx, {

@@ -1,4 +1,11 @@
-import { newId, TideError, type HashField, type ProxyState, type TableVersionSummary } from "@tide/contracts";
+import {
+  newId,
+  TideError,
+  type ConnectionImpact,
+  type HashField,
+  type ProxyState,
+  type TableVersionSummary,
+} from "@tide/contracts";
 import { type Prisma, proxySelect, tableVersionSummarySelect, type Db } from "@tide/db";
 import {
   decodeGlbd,
@@ -9,6 +16,7 @@ import {
   tableContentHash,
   type ForwardingTable,
 } from "@tide/forwarding";
+import { openChangeReport } from "./change-report.service";
 import { destinationRefusal } from "./explain-destination.plan";
 import { toVersionSummary } from "./fleet.service";
 import { buildTableForPool } from "./table-builder";
@@ -110,6 +118,8 @@ export async function insertTableVersion(
     cause: string;
     reason: string;
     actor: { actorKind: "user" | "token" | "system"; actorId: string | null; actorLabel: string };
+    /** What the change's preview predicts for the established connections, kept in its change report. */
+    predicted?: ConnectionImpact | null;
   },
 ) {
   const built = await buildPoolTable(tx, input.poolId, input.proxies);
@@ -118,7 +128,7 @@ export async function insertTableVersion(
     orderBy: { version: "desc" },
     select: { version: true },
   });
-  return tx.tableVersion.create({
+  const version = await tx.tableVersion.create({
     data: {
       id: newId("tableVersion"),
       poolId: input.poolId,
@@ -134,6 +144,12 @@ export async function insertTableVersion(
     },
     select: tableVersionSummarySelect,
   });
+  await openChangeReport(tx, {
+    tableVersionId: version.id,
+    poolId: input.poolId,
+    predicted: input.predicted ?? null,
+  });
+  return version;
 }
 
 /**
