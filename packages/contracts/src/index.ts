@@ -5,6 +5,7 @@ export * from "./proxy-state-machine";
 export * from "./auth";
 export * from "./tables";
 export * from "./change-report";
+export * from "./change-safety";
 export * from "./audit";
 export * from "./director-control";
 export * from "./redirect-control";
