@@ -3,8 +3,12 @@ import {
   DirectorDetail,
   DirectorIdInput,
   DirectorPoolInput,
+  DirectorRemovalPreview,
   DirectorRemoved,
   RegisterDirectorInput,
+  RemoveDirectorInput,
+  UnassignDirectorInput,
+  UnassignPreview,
 } from "@tide/contracts";
 import { z } from "zod";
 import {
@@ -14,6 +18,7 @@ import {
   removeDirector,
   unassignPool,
 } from "../services/director.service";
+import { previewDirectorRemoval, previewUnassign } from "../services/change-safety.service";
 import { listDirectors } from "../services/fleet.service";
 import { adminProcedure, readProcedure, router } from "../trpc";
 
@@ -53,7 +58,9 @@ export const directorsRouter = router({
         method: "PUT",
         path: "/directors/{directorId}/pools/{poolId}",
         tags: ["directors"],
-        summary: "Make a director serve a pool (idempotent; refused if binds overlap)",
+        summary:
+          "Make a director serve a pool (idempotent; refused if binds overlap). Breaks no connection: " +
+          "it serves the same table as the pool's other directors",
       },
     })
     .input(DirectorPoolInput)
@@ -65,22 +72,52 @@ export const directorsRouter = router({
         method: "DELETE",
         path: "/directors/{directorId}/pools/{poolId}",
         tags: ["directors"],
-        summary: "Stop a director serving a pool",
+        summary:
+          "Stop a director serving a pool. Nothing breaks while another director serves it; as its " +
+          "last director, refused (422) without ?reason=… when the proxies report connections to its VIPs",
+      },
+    })
+    .input(UnassignDirectorInput)
+    .output(DirectorDetail)
+    .mutation(({ ctx, input }) => unassignPool(ctx.db, ctx.actor, input)),
+  previewUnassign: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/directors/{directorId}/pools/{poolId}/unassign/preview",
+        tags: ["directors"],
+        summary:
+          "Whether unassigning a director from a pool breaks established connections (only as its last director)",
       },
     })
     .input(DirectorPoolInput)
-    .output(DirectorDetail)
-    .mutation(({ ctx, input }) => unassignPool(ctx.db, ctx.actor, input)),
+    .output(UnassignPreview)
+    .query(({ ctx, input }) => previewUnassign(ctx.db, input)),
   remove: adminProcedure
     .meta({
       openapi: {
         method: "DELETE",
         path: "/directors/{directorId}",
         tags: ["directors"],
-        summary: "Remove a director (it stops serving its pools)",
+        summary:
+          "Remove a director (it stops serving its pools); refused (422) without ?reason=… when it is " +
+          "the last director of a pool whose proxies report connections to its VIPs",
+      },
+    })
+    .input(RemoveDirectorInput)
+    .output(DirectorRemoved)
+    .mutation(({ ctx, input }) => removeDirector(ctx.db, ctx.actor, input)),
+  previewRemove: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/directors/{directorId}/remove/preview",
+        tags: ["directors"],
+        summary:
+          "Whether removing a director breaks established connections (pools it is the last director of)",
       },
     })
     .input(DirectorIdInput)
-    .output(DirectorRemoved)
-    .mutation(({ ctx, input }) => removeDirector(ctx.db, ctx.actor, input)),
+    .output(DirectorRemovalPreview)
+    .query(({ ctx, input }) => previewDirectorRemoval(ctx.db, input)),
 });

@@ -1,4 +1,5 @@
 import {
+  BindsPreview,
   CreatePoolInput,
   FinishHashMigrationInput,
   HashFieldsPreview,
@@ -9,6 +10,7 @@ import {
   PoolRemoved,
   PoolTraffic,
   PoolSummary,
+  PreviewBindsInput,
   PreviewHashFieldsInput,
   RemovePoolInput,
   SetBindsInput,
@@ -17,6 +19,7 @@ import {
   UpdatePoolInput,
 } from "@tide/contracts";
 import { z } from "zod";
+import { previewBinds } from "../services/binds-preview.service";
 import { getPool, listPools } from "../services/fleet.service";
 import { poolHealth } from "../services/proxy-health.service";
 import { poolTraffic } from "../services/proxy-traffic.service";
@@ -80,12 +83,27 @@ export const poolsRouter = router({
         method: "PUT",
         path: "/pools/{poolId}/binds",
         tags: ["pools"],
-        summary: "Replace a pool's binds (new table version, no row moves)",
+        summary:
+          "Replace a pool's binds (new table version, no row moves); removing or narrowing a bind the " +
+          "proxies report connections to is refused (422) without a reason",
       },
     })
     .input(SetBindsInput)
     .output(PoolChangeResult)
     .mutation(({ ctx, input }) => setBinds(ctx.db, ctx.actor, input)),
+  previewBinds: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/pools/{poolId}/binds/preview",
+        tags: ["pools"],
+        summary:
+          "Which binds other binds would stop forwarding, and the established connections that would break",
+      },
+    })
+    .input(PreviewBindsInput)
+    .output(BindsPreview)
+    .query(({ ctx, input }) => previewBinds(ctx.db, input)),
   health: readProcedure
     .meta({
       openapi: {

@@ -3,6 +3,8 @@ import { bindSelect, Prisma, type Db } from "@tide/db";
 import { actorRef, type Actor } from "../auth/actor";
 import { recordAudit } from "./audit.service";
 import { bindLabel, describeOverlap, findBindOverlaps, type PlacedBind } from "./bind-overlap.plan";
+import { removalRefusal, unassignRefusal } from "./change-safety.plan";
+import { predictDirectorRemoval, predictUnassign } from "./change-safety.service";
 import { lockPool, TRANSACTION_OPTIONS } from "./pool-lock";
 
 type Tx = Prisma.TransactionClient;
@@ -49,6 +51,13 @@ async function lockDirectors(tx: Tx, directorIds: readonly string[]): Promise<vo
     const missing = ids.find((id) => !rows.some((r) => r.id === id));
     throw new TideError("not_found", `Director ${missing} does not exist.`);
   }
+}
+
+/** Lock pool rows in id order (the lock order: pools before directors); a pool gone is skipped. */
+async function lockPools(tx: Tx, poolIds: readonly string[]): Promise<void> {
+  const ids = [...poolIds].sort();
+  if (ids.length === 0) return;
+  await tx.$queryRaw`SELECT id FROM pools WHERE id = ANY(${ids}::text[]) ORDER BY id FOR UPDATE`;
 }
 
 /**
@@ -136,7 +145,11 @@ export async function registerDirector(
   }
 }
 
-/** Make a director serve a pool (idempotent: assigning again changes and audits nothing). */
+/**
+ * Make a director serve a pool (idempotent: assigning again changes and audits nothing). Breaks no
+ * connection: it serves the same table as the pool's other directors, so a flow the routers move
+ * to it reaches the same proxy.
+ */
 export async function assignPool(
   db: Db,
   actor: Actor,
@@ -172,20 +185,28 @@ export async function assignPool(
   }, TRANSACTION_OPTIONS);
 }
 
-/** Stop a director serving a pool; 404 when it does not serve it. */
+/**
+ * Stop a director serving a pool; 404 when it does not serve it. Another director serving the
+ * pool takes its flows (same table); as the pool's last director its VIPs stop, and when the
+ * proxies report connections to them the change is refused (422) without a reason.
+ */
 export async function unassignPool(
   db: Db,
   actor: Actor,
-  input: { directorId: string; poolId: string },
+  input: { directorId: string; poolId: string; reason?: string | undefined },
 ): Promise<DirectorDetail> {
   return db.$transaction(async (tx) => {
     await lockPool(tx, input.poolId);
     await lockDirectors(tx, [input.directorId]);
-    const serves = await tx.director.count({
-      where: { id: input.directorId, pools: { some: { id: input.poolId } } },
-    });
-    if (serves === 0) {
-      throw new TideError("not_found", `Director ${input.directorId} does not serve pool ${input.poolId}.`);
+    // Under both locks: no director joins or leaves the pool until this commits.
+    const safety = await predictUnassign(db, tx, input);
+    if (!input.reason?.trim()) {
+      const director = await tx.director.findUniqueOrThrow({
+        where: { id: input.directorId },
+        select: { hostname: true },
+      });
+      const refusal = unassignRefusal(safety, director.hostname);
+      if (refusal) throw refusal;
     }
     await tx.director.update({
       where: { id: input.directorId },
@@ -198,20 +219,40 @@ export async function unassignPool(
       targetId: input.directorId,
       poolId: input.poolId,
       before: { poolId: input.poolId },
+      after: { last: safety.last, brokenPredicted: safety.breaks === null ? null : safety.broken },
+      reason: input.reason ?? "",
     });
     return getDirector(tx, input.directorId);
   }, TRANSACTION_OPTIONS);
 }
 
-/** Remove a director; it stops serving its pools (they and their tables stay). */
+/**
+ * Remove a director; it stops serving its pools (they and their tables stay). Refused (422) without
+ * a reason when it is the last director of a pool whose proxies report connections to its VIPs.
+ */
 export async function removeDirector(
   db: Db,
   actor: Actor,
-  input: { directorId: string },
+  input: { directorId: string; reason?: string | undefined },
 ): Promise<{ removed: DirectorDetail }> {
+  // Its pools are locked first (the lock order), as they were a moment ago: a pool assigned in
+  // between is predicted all the same, only without its lock.
+  const served = await db.pool.findMany({
+    where: { directors: { some: { id: input.directorId } } },
+    select: { id: true },
+  });
   return db.$transaction(async (tx) => {
+    await lockPools(
+      tx,
+      served.map((p) => p.id),
+    );
     await lockDirectors(tx, [input.directorId]);
     const before = await getDirector(tx, input.directorId);
+    const safety = await predictDirectorRemoval(db, tx, input);
+    if (!input.reason?.trim()) {
+      const refusal = removalRefusal(safety);
+      if (refusal) throw refusal;
+    }
     await tx.director.delete({ where: { id: input.directorId } });
     await recordAudit(tx, {
       ...actorRef(actor),
@@ -219,6 +260,11 @@ export async function removeDirector(
       targetType: "director",
       targetId: input.directorId,
       before: { hostname: before.hostname, pools: before.pools.map((p) => p.name) },
+      after: {
+        lastOf: safety.pools.filter((p) => p.last).map((p) => p.poolName),
+        brokenPredicted: safety.breaks === null ? null : safety.broken,
+      },
+      reason: input.reason ?? "",
     });
     return { removed: before };
   }, TRANSACTION_OPTIONS);

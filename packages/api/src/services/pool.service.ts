@@ -16,6 +16,8 @@ import { canonicalAddress, diffTables, FLOW_SAMPLE_SIZE } from "@tide/forwarding
 import { actorRef, type Actor } from "../auth/actor";
 import { recordAudit } from "./audit.service";
 import { bindLabel, describeOverlap, findBindOverlaps, type PlacedBind } from "./bind-overlap.plan";
+import { bindChangeRefusal } from "./change-safety.plan";
+import { predictBindChange } from "./change-safety.service";
 import { lockDirectorsAndCheckBinds } from "./director.service";
 import { getPool, toVersionSummary } from "./fleet.service";
 import { parseHashFields } from "./hash-fields";
@@ -340,7 +342,9 @@ async function poolChange(
 /**
  * Replace a pool's binds. Rows do not move (they depend on the seed and the proxies only), but
  * the directors must learn the new binds, so a new version is written. Refused when a new bind
- * overlaps a bind of another pool on any director that serves this pool.
+ * overlaps a bind of another pool on any director that serves this pool, and (422) when it stops
+ * forwarding an address:port the proxies report established connections to, unless a reason is
+ * given (GET …/binds/preview says so first).
  */
 export async function setBinds(
   db: Db,
@@ -364,6 +368,13 @@ export async function setBinds(
       pool.directors.map((d) => d.id),
       binds.map((b): PlacedBind => ({ ...b, poolId: pool.id, poolName: pool.name })),
     );
+    // Removing or narrowing a bind stops the directors forwarding it: refused without a reason
+    // when the proxies report connections to what stops (change-safety.plan.ts).
+    const safety = await predictBindChange(db, tx, { poolId: pool.id, before: pool.binds, after: binds });
+    if (!input.reason?.trim()) {
+      const refusal = bindChangeRefusal(safety, pool.name);
+      if (refusal) throw refusal;
+    }
     await tx.bind.deleteMany({ where: { poolId: pool.id } });
     // createdAt orders binds in replies; stamp them a millisecond apart to keep the given order.
     const now = Date.now();
@@ -376,7 +387,11 @@ export async function setBinds(
       reason: input.reason,
       action: "pool.binds",
       before: { binds: pool.binds.map(bindLabel) },
-      after: { binds: bindsForAudit(binds) },
+      after: {
+        binds: bindsForAudit(binds),
+        // Connections predicted to break (null: a proxy it cuts sent no fresh report).
+        brokenPredicted: safety.breaks === null ? null : safety.broken,
+      },
     });
   }, TRANSACTION_OPTIONS);
   return poolChange(db, input.poolId, version);
