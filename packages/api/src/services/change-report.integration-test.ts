@@ -66,6 +66,7 @@ function flow(
   clientPort: number,
   kinds: Partial<Pick<AgentRedirectFlow, "secondChance" | "alternateHash" | "lastResort">>,
   address = VIP,
+  firstSeenAt?: Date,
 ): AgentRedirectFlow {
   const times = Object.values(kinds).map((k) => Date.parse(k!.lastSeenAt));
   return {
@@ -74,7 +75,7 @@ function flow(
     address,
     port: address === VIP ? 443 : 80,
     proto: "tcp",
-    firstSeenAt: new Date(Math.min(...times) - 1000).toISOString(),
+    firstSeenAt: (firstSeenAt ?? new Date(Math.min(...times) - 1000)).toISOString(),
     secondChance: null,
     alternateHash: null,
     lastResort: null,
@@ -146,6 +147,7 @@ describe("change reports", () => {
     await served(director.id, pool.id, v.contentHash, new Date(openedAt.getTime() + 2000));
     // The drained proxy's flows now come to it as hops: two flows, one of them seen twice over.
     const now = new Date();
+    const inWindow = new Date(openedAt.getTime() + 10_000);
     await report(
       hosts,
       now,
@@ -156,9 +158,12 @@ describe("change reports", () => {
       (n) =>
         n === "web-proxy-1"
           ? [
-              flow(40001, { secondChance: seen(new Date(now.getTime() - 5000)) }),
-              flow(40002, { secondChance: seen(now) }),
-              flow(40003, { lastResort: seen(now) }, "198.51.100.1"),
+              flow(40001, { secondChance: seen(new Date(openedAt.getTime() + 5000)) }),
+              // Still taking its second chance after the window: it counts (its record began in it).
+              flow(40002, { secondChance: seen(now) }, VIP, new Date(openedAt.getTime() + 3000)),
+              // Began after the window ended (the next change's): not this report's.
+              flow(40004, { secondChance: seen(now) }),
+              flow(40003, { lastResort: seen(inWindow) }, "198.51.100.1"),
             ]
           : [],
     );
@@ -205,6 +210,7 @@ describe("change reports", () => {
     const openedAt = await agoS(v.id, 60);
     await served(director.id, pool.id, v.contentHash, openedAt);
     const now = new Date();
+    const inWindow = new Date(openedAt.getTime() + 10_000);
     // Three clients' connections reset on the proxies that now own their rows (many packets each).
     await report(
       hosts,
@@ -212,9 +218,14 @@ describe("change reports", () => {
       (n) => (n === "web-proxy-3" ? { accepted_last_resort: 0 } : { accepted_last_resort: 5 }),
       (n) =>
         n === "web-proxy-1"
-          ? [flow(41001, { lastResort: seen(now, 3) }), flow(41002, { lastResort: seen(now, 2) })]
+          ? [
+              flow(41001, { lastResort: seen(inWindow, 3) }),
+              flow(41002, { lastResort: seen(inWindow, 2) }),
+              // Reset after the window ended: the next change's, not this one's.
+              flow(41004, { lastResort: seen(now, 1) }),
+            ]
           : n === "web-proxy-2"
-            ? [flow(41003, { lastResort: seen(now, 5) })]
+            ? [flow(41003, { lastResort: seen(inWindow, 5) })]
             : [],
     );
     await advanceChangeReports(db);

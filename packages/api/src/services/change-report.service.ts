@@ -193,7 +193,7 @@ async function writeReports(db: Db, now: Date): Promise<number> {
       proxies,
       directors: await windowDirectors(db, r.poolId, r.tableVersion.contentHash, r.openedAt),
       binds: pool.binds,
-      flows: await flowsInWindow(db, names, r.openedAt),
+      flows: await flowsInWindow(db, names, r.openedAt, closedAt),
     });
     const { count } = await db.changeReport.updateMany({
       where: { tableVersionId: r.tableVersionId, report: { equals: Prisma.DbNull } },

@@ -99,14 +99,18 @@ export interface WindowFlow {
 }
 
 /**
- * The flows of the named hosts that took any kind since `from` (by that kind's last packet; the
- * other kinds' times are null when older). A record keeps only each kind's last packet, so a flow
- * that went on after the window's end counts: the caller reads this right after the window ends.
+ * The flows of the named hosts that took a kind in the window [from, to]; the kinds that did not
+ * have a null time. A record keeps each kind's last packet and the flow's first, not every packet:
+ *  - a last resort is one moment (the flow is reset): in the window when its last packet is;
+ *  - a second chance or the alternate hash goes on for as long as the flow lives: in the window
+ *    when its last packet came after the start and the record was made before the end (a flow
+ *    that took it before the window, paused through it and took it again after would count).
  */
 export async function flowsInWindow(
   db: Client,
   hostnames: readonly string[],
   from: Date,
+  to: Date,
 ): Promise<WindowFlow[]> {
   const rows = await rawRows<{
     hostname: string;
@@ -115,6 +119,7 @@ export async function flowsInWindow(
     address: string;
     port: number;
     proto: string;
+    first_seen_at: Date;
     second_chance_packets: string;
     second_chance_at: Date | null;
     alternate_hash_packets: string;
@@ -124,14 +129,18 @@ export async function flowsInWindow(
   }>(
     db,
     `SELECT h.name AS hostname, f.client_address, f.client_port, f.address, f.port, f.proto,
-            f.second_chance_packets::text, f.second_chance_at, f.alternate_hash_packets::text,
+            f.first_seen_at, f.second_chance_packets::text, f.second_chance_at, f.alternate_hash_packets::text,
             f.alternate_hash_at, f.last_resort_packets::text, f.last_resort_at
        FROM redirect_flows f JOIN hosts h ON h.id = f.host_id
-      WHERE h.name = ANY($1::text[]) AND f.last_seen_at >= $2::timestamptz`,
-    [hostnames, from.toISOString()],
+      WHERE h.name = ANY($1::text[]) AND f.last_seen_at >= $2::timestamptz
+        AND f.first_seen_at <= $3::timestamptz`,
+    [hostnames, from.toISOString(), to.toISOString()],
   );
-  const inWindow = (t: Date | null) =>
-    t !== null && new Date(t).getTime() >= from.getTime() ? new Date(t) : null;
+  const ms = (t: Date) => new Date(t).getTime();
+  const ongoing = (r: { first_seen_at: Date }, t: Date | null) =>
+    t !== null && ms(t) >= from.getTime() && ms(r.first_seen_at) <= to.getTime() ? new Date(t) : null;
+  const moment = (t: Date | null) =>
+    t !== null && ms(t) >= from.getTime() && ms(t) <= to.getTime() ? new Date(t) : null;
   return rows.map((r) => ({
     hostname: r.hostname,
     clientAddress: r.client_address,
@@ -140,11 +149,11 @@ export async function flowsInWindow(
     port: r.port,
     proto: r.proto,
     secondChancePackets: Number(r.second_chance_packets),
-    secondChanceAt: inWindow(r.second_chance_at),
+    secondChanceAt: ongoing(r, r.second_chance_at),
     alternateHashPackets: Number(r.alternate_hash_packets),
-    alternateHashAt: inWindow(r.alternate_hash_at),
+    alternateHashAt: ongoing(r, r.alternate_hash_at),
     lastResortPackets: Number(r.last_resort_packets),
-    lastResortAt: inWindow(r.last_resort_at),
+    lastResortAt: moment(r.last_resort_at),
   }));
 }
 
