@@ -122,7 +122,7 @@ describe("change report badge", () => {
     expect(b.tone).toBe(tone);
   });
 
-  it("unknown: the title names each proxy that did not report and why", () => {
+  it("unknown: the title names each proxy that did not report and why, one cause once", () => {
     const b = badgeOf(
       report({
         report: body({
@@ -132,12 +132,13 @@ describe("change report badge", () => {
             proxy(1, { reported: false, reason: "its agent or tide-redirect does not report flows" }),
             proxy(2),
             proxy(3, { reported: false, reason: "no counters reading after the window" }),
+            proxy(4, { reported: false, reason: "its agent or tide-redirect does not report flows" }),
           ],
         }),
       }),
     );
     expect(b.title).toBe(
-      "Not known: proxy-www-01: its agent or tide-redirect does not report flows; " +
+      "Not known: proxy-www-01, proxy-www-04: its agent or tide-redirect does not report flows; " +
         "proxy-www-03: no counters reading after the window",
     );
   });

@@ -38,12 +38,18 @@ export function brokenOf(body: ChangeReportBody): { count: number | null; atLeas
   return { count: null, atLeast: false };
 }
 
-/** Why the verdict is unknown, one line per cause ("proxy-01: no flows reading after the window"). */
+/**
+ * Why the verdict is unknown, one line per cause, the proxies with the same cause together
+ * ("proxy-01, proxy-02: no flows reading after the window").
+ */
 export function unknownReasons(body: ChangeReportBody): string[] {
-  const reasons = body.proxies
-    .filter((p) => !p.reported)
-    .map((p) => `${shortHost(p.hostname)}: ${p.reason ?? "did not report"}`);
-  if (reasons.length > 0) return reasons;
+  const byReason = new Map<string, string[]>();
+  for (const p of body.proxies) {
+    if (p.reported) continue;
+    const reason = p.reason ?? "did not report";
+    byReason.set(reason, [...(byReason.get(reason) ?? []), shortHost(p.hostname)]);
+  }
+  if (byReason.size > 0) return [...byReason].map(([reason, hosts]) => `${hosts.join(", ")}: ${reason}`);
   if (body.atLeast) return ["a proxy's flow readings were capped during the window, so 0 is not certain"];
   return ["the report gives no reason"];
 }
