@@ -36,12 +36,12 @@ export function VersionList({
           <th title="Diff from this version">from</th>
           <th title="Diff to this version">to</th>
           <th className="num">Version</th>
+          <th title="What the change did to established connections (its change report)">Connections</th>
           <th>Hash</th>
           <th>Cause</th>
           <th>Actor</th>
           <th>Reason</th>
           <th>Time (UTC)</th>
-          <th title="What the change did to established connections (its change report)">Connections</th>
           <th />
         </tr>
       </thead>
@@ -85,18 +85,18 @@ export function VersionList({
               </td>
               <td className="num">v{v.version}</td>
               <td>
+                <ChangeReportBadge report={reports.get(v.id)} />
+              </td>
+              <td>
                 <HashPrefix hash={v.contentHash} />
               </td>
-              <td className="mono">{v.cause}</td>
+              <td className={`mono ${styles.cause}`}>{v.cause}</td>
               <td>{v.actor}</td>
               <td className={styles.reason} title={v.reason}>
                 {v.reason || <span className="muted">—</span>}
               </td>
               <td>
                 <UtcTime iso={v.createdAt} />
-              </td>
-              <td>
-                <ChangeReportBadge report={reports.get(v.id)} />
               </td>
               <td>
                 <Link
