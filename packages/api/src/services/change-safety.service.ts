@@ -60,11 +60,9 @@ export async function establishedByProxy(
 
 /** A director serves the pool and it has a table: only then does anything forward its VIPs. */
 async function servedWithTable(q: Reader, poolId: string): Promise<boolean> {
-  const [directors, versions] = await Promise.all([
-    q.director.count({ where: { pools: { some: { id: poolId } } } }),
-    q.tableVersion.count({ where: { poolId } }),
-  ]);
-  return directors > 0 && versions > 0;
+  // One after the other: `q` may be an interactive transaction (one connection).
+  const directors = await q.director.count({ where: { pools: { some: { id: poolId } } } });
+  return directors > 0 && (await q.tableVersion.count({ where: { poolId } })) > 0;
 }
 
 function proxiesOf(q: Reader, poolId: string): Promise<SafetyProxy[]> {
