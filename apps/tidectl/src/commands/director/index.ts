@@ -1,31 +1,65 @@
 /** Directors over the REST API: list, register, assign/unassign pools, remove. */
 import { type CommandGroup } from "../../cli-io";
-import { apiCommand } from "../../api/command";
+import { apiCommand, stringOption } from "../../api/command";
 import { directorId, poolId } from "../../api/resolve";
 import { type DirectorReply, type PoolSummaryReply } from "../../api/replies";
 import { columns } from "../../table-files";
 
 const G = "director";
 
+/** A change-safety preview: what the readable output prints (the rest reaches --json). */
+interface ChangeSafetyReply {
+  breaks: boolean | null;
+  broken: number;
+  message: string;
+}
+
 const poolNames = (d: DirectorReply, names: Map<string, string>) =>
   (d.pools ? d.pools.map((p) => p.name) : d.poolIds.map((id) => names.get(id) ?? id)).join(", ") || "-";
 
 const directorLine = (d: DirectorReply) => `${d.hostname} (${d.id}) serves ${poolNames(d, new Map())}`;
 
+const reasonHelp = "  --reason TEXT   why (audit log); needed when the change breaks connections";
+const previewHelp = "  --preview       only say whether it would break established connections";
+
+/** ?reason=… for a DELETE (its input travels in the query). */
+const reasonQuery = (reason: string | undefined) =>
+  reason === undefined ? "" : `?reason=${encodeURIComponent(reason)}`;
+
 /** assign / unassign: the same two arguments, PUT or DELETE. */
 function membership(name: "assign" | "unassign") {
+  const unassign = name === "unassign";
   return apiCommand(G, {
     name,
-    summary: name === "assign" ? "make a director serve a pool" : "stop a director serving a pool",
+    summary: unassign ? "stop a director serving a pool" : "make a director serve a pool",
     args: ["<director>", "<pool>"],
-    description: `${name === "assign" ? "Make a director serve" : "Stop a director serving"} a pool. <director>: host name or dir_… id; <pool>: name or pool_… id.`,
-    async run({ api, args }) {
+    ...(unassign
+      ? {
+          options: { reason: { type: "string" as const }, preview: { type: "boolean" as const } },
+          optionHelp: [reasonHelp, previewHelp],
+        }
+      : {}),
+    description: unassign
+      ? "Stop a director serving a pool. <director>: host name or dir_… id; <pool>: name or pool_… id.\n" +
+        "While another director serves the pool nothing breaks (it serves the same table). As the\n" +
+        "pool's last director its VIPs stop: the API refuses when the proxies report connections to\n" +
+        "them, unless --reason is given. Assign another director first to keep them."
+      : "Make a director serve a pool. <director>: host name or dir_… id; <pool>: name or pool_… id.\n" +
+        "Breaks no connection: it serves the same table as the pool's other directors.",
+    async run({ api, args, values }) {
       const dir = await directorId(api, args[0]!);
       const pool = await poolId(api, args[1]!);
-      const d = await api.request<DirectorReply>(
-        name === "assign" ? "PUT" : "DELETE",
-        `/directors/${dir}/pools/${pool}`,
-      );
+      if (values.preview) {
+        const p = await api.request<ChangeSafetyReply>(
+          "GET",
+          `/directors/${dir}/pools/${pool}/unassign/preview`,
+        );
+        return { reply: p, text: `${p.message}\n` };
+      }
+      const path = `/directors/${dir}/pools/${pool}`;
+      const d = unassign
+        ? await api.request<DirectorReply>("DELETE", path + reasonQuery(stringOption(values, "reason")))
+        : await api.request<DirectorReply>("PUT", path);
       return { reply: d, text: `${directorLine(d)}\n` };
     },
   });
@@ -69,9 +103,21 @@ export const directorGroup: CommandGroup = {
       name: "remove",
       summary: "remove a director",
       args: ["<director>"],
-      async run({ api, args }) {
+      options: { reason: { type: "string" }, preview: { type: "boolean" } },
+      optionHelp: [reasonHelp, previewHelp],
+      description:
+        "Remove a director: it stops serving each of its pools. The API refuses when it is the last\n" +
+        "director of a pool whose proxies report connections, unless --reason is given.",
+      async run({ api, args, values }) {
         const id = await directorId(api, args[0]!);
-        const r = await api.request<{ removed: DirectorReply }>("DELETE", `/directors/${id}`);
+        if (values.preview) {
+          const p = await api.request<ChangeSafetyReply>("GET", `/directors/${id}/remove/preview`);
+          return { reply: p, text: `${p.message}\n` };
+        }
+        const r = await api.request<{ removed: DirectorReply }>(
+          "DELETE",
+          `/directors/${id}${reasonQuery(stringOption(values, "reason"))}`,
+        );
         return { reply: r, text: `removed director ${r.removed.hostname} (${r.removed.id})\n` };
       },
     }),

@@ -158,16 +158,32 @@ export const poolGroup: CommandGroup = {
       name: "binds",
       summary: "show a pool's binds, or replace them with --bind …",
       args: ["<pool>"],
-      options: { ...bindOption, reason: { type: "string" } },
-      optionHelp: [...bindHelp, "  --reason TEXT   why (audit log and table version)"],
+      options: { ...bindOption, reason: { type: "string" }, preview: { type: "boolean" } },
+      optionHelp: [
+        ...bindHelp,
+        "  --reason TEXT   why (audit log and table version); needed when the change breaks connections",
+        "  --preview       only say which binds stop and the established connections that break",
+      ],
       description:
         "Without --bind: print the pool's binds. With --bind (repeatable): replace all of them\n" +
-        "(a new table version; no flow moves).",
+        "(a new table version; no flow moves). Removing or narrowing a bind stops the directors\n" +
+        "forwarding it: the API refuses when the proxies report connections to it, unless --reason.",
       async run({ api, args, values }) {
         const binds = stringList(values, "bind").map(parseBind);
         const reason = stringOption(values, "reason");
-        if (binds.length === 0 && reason !== undefined) throw new UsageError("--reason needs --bind");
+        if (binds.length === 0 && (reason !== undefined || values.preview))
+          throw new UsageError("--reason and --preview need --bind");
         const id = await poolId(api, args[0]!);
+        if (values.preview) {
+          const labels = binds.map(
+            (b) => `${b.proto}/${b.address}:${b.portStart}${b.portEnd === undefined ? "" : `-${b.portEnd}`}`,
+          );
+          const p = await api.request<{ message: string }>(
+            "GET",
+            `/pools/${id}/binds/preview?binds=${encodeURIComponent(labels.join(","))}`,
+          );
+          return { reply: p, text: `${p.message}\n` };
+        }
         if (binds.length === 0) {
           const pool = await api.request<PoolDetailReply>("GET", `/pools/${id}`);
           return { reply: pool.binds, text: pool.binds.map((b) => `${formatBind(b)}\n`).join("") };
