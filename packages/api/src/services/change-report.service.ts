@@ -66,6 +66,15 @@ export async function openChangeReport(
   });
 }
 
+/**
+ * How long an empty flows reading may go unstored after the last stored one, ms: most readings
+ * list nothing (no change under way), and each stored one is a statement per proxy batch. A
+ * report waits for its proxies' readings to pass its end, so this delays a report by at most as
+ * much; a reading that lists flows is always stored.
+ */
+const EMPTY_FLOWS_EVERY_MS = 5_000;
+const emptyStoredAt = new Map<string, number>();
+
 /** After a batch is stored: the host's tide-redirect flows, when its agent read them; best effort. */
 export async function recordRedirectFlows(
   db: Db,
@@ -75,8 +84,14 @@ export async function recordRedirectFlows(
   const state = dataPlane.find((d) => d.component === "redirect" && d.reachable);
   const flows = state?.redirectFlows;
   if (!state || flows === null || flows === undefined) return;
+  const readAt = state.countersReadAt ? new Date(state.countersReadAt) : new Date();
+  if (flows.length === 0) {
+    // By the readings' clock: a buffered delivery of old readings is spaced as it was read.
+    const last = emptyStoredAt.get(hostId);
+    if (last !== undefined && Math.abs(readAt.getTime() - last) < EMPTY_FLOWS_EVERY_MS) return;
+    emptyStoredAt.set(hostId, readAt.getTime());
+  }
   try {
-    const readAt = state.countersReadAt ? new Date(state.countersReadAt) : new Date();
     const truncated = (state.redirectFlowsMatched ?? flows.length) > flows.length;
     await storeRedirectFlows(db, hostId, readAt, flows, truncated);
   } catch (e) {
