@@ -5,6 +5,7 @@ import { actorFromSession, SESSION_COOKIE } from "./auth/sessions";
 import { hostFromToken, type HostCaller } from "./auth/host-tokens.service";
 import { actorFromToken } from "./auth/tokens.service";
 import { getDb } from "./db";
+import { changeReporterFor } from "./services/change-report.service";
 import { requestOrigin } from "./http/public-url";
 
 export interface Context {
@@ -74,6 +75,9 @@ export async function createContext(opts: {
   url?: string;
 }): Promise<Context> {
   const db = opts.db ?? getDb();
+  // The console's own database: its change reports end and get written even before (or without)
+  // an agent batch, which also starts it (ingest). Tests pass their db and advance reports themselves.
+  if (!opts.db) changeReporterFor(db);
   const signal = opts.signal ? { signal: opts.signal } : {};
   const token = bearer(opts.headers);
   if (token?.startsWith(HOST_TOKEN_PREFIX)) {
