@@ -4,27 +4,17 @@ import type { Director, PoolSummary } from "@tide/contracts";
 import { useMutation } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState } from "react";
-import { ConfirmAction } from "~/components/confirm-action";
 import { FormError } from "~/components/form-error";
 import { useInvalidateFleet } from "~/features/pool-admin/use-invalidate-fleet";
 import { useTRPC } from "~/trpc/react";
 import styles from "./directors.module.css";
+import { RemoveDirector, UnassignPool } from "./safety-confirm";
 
 /**
- * Whether unassigning breaks connections: with another director serving the pool, the router's
- * ECMP moves this director's flows there and the same table keeps them on their proxies; as the
- * last one, the pool's traffic stops and every connection through it breaks.
+ * One director: the pools it serves (unassign), a pool to assign, remove. Admin controls only if
+ * `canAdmin`. Unassign and remove say first whether connections break (safety-confirm.tsx);
+ * assigning breaks none (the director serves the same table as the pool's others).
  */
-function unassignQuestion(director: Director, pool: PoolSummary | undefined, name: string): string {
-  const others = (pool?.directorIds ?? []).filter((d) => d !== director.id).length;
-  return others > 0
-    ? `Stop serving ${name} from ${director.hostname}? ${others} other director${others === 1 ? "" : "s"} ` +
-        `serve${others === 1 ? "s" : ""} it with the same table: its flows move there and keep their connections.`
-    : `Stop serving ${name} from ${director.hostname}? No other director serves it: its traffic stops and ` +
-        `every connection through it breaks.`;
-}
-
-/** One director: the pools it serves (unassign), a pool to assign, remove. Admin controls only if `canAdmin`. */
 export function DirectorRow({
   director,
   pools,
@@ -65,16 +55,14 @@ export function DirectorRow({
             <span key={id} className={styles.pool} data-testid="served-pool" data-pool-id={id}>
               <Link href={`/pools/${id}`}>{poolName.get(id) ?? id}</Link>
               {canAdmin && (
-                <ConfirmAction
-                  label="Unassign"
-                  question={unassignQuestion(
-                    director,
-                    pools.find((p) => p.id === id),
-                    poolName.get(id) ?? id,
-                  )}
-                  onConfirm={() => (reset(), unassign.mutate({ directorId: director.id, poolId: id }))}
+                <UnassignPool
+                  directorId={director.id}
+                  poolId={id}
                   pending={unassign.isPending}
-                  testId="unassign-pool"
+                  onUnassign={(reason) => (
+                    reset(),
+                    unassign.mutate({ directorId: director.id, poolId: id, reason })
+                  )}
                 />
               )}
             </span>
@@ -107,12 +95,10 @@ export function DirectorRow({
             >
               Assign
             </button>
-            <ConfirmAction
-              label="Remove"
-              question={`Remove ${director.hostname}? It stops serving ${director.poolIds.length} pool(s).`}
-              onConfirm={() => (reset(), remove.mutate({ directorId: director.id }))}
+            <RemoveDirector
+              directorId={director.id}
               pending={remove.isPending}
-              testId="remove-director"
+              onRemove={(reason) => (reset(), remove.mutate({ directorId: director.id, reason }))}
             />
           </div>
           <FormError error={error} testId="director-error" />
