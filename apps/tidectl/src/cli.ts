@@ -17,12 +17,14 @@ import { poolGroup } from "./commands/pool/index";
 import { proxyGroup } from "./commands/proxy/index";
 import { tableGroup } from "./commands/table/index";
 import { userGroup } from "./commands/user/index";
+import { versionGroup } from "./commands/version/index";
 
 /** Command groups: offline table tools, then the REST API groups. */
 export const groups: CommandGroup[] = [
   tableGroup,
   poolGroup,
   proxyGroup,
+  versionGroup,
   directorGroup,
   hostGroup,
   userGroup,
