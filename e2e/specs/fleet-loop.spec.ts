@@ -203,7 +203,7 @@ test("drain, deactivate, fill and activate a proxy in the browser: both director
 test("hash fields changed in the browser with 100 streams: 0 resets, the migration shown, then finished", async ({
   page,
 }) => {
-  test.setTimeout(240_000);
+  test.setTimeout(360_000);
   requireRoot();
   if (!lab || !driver) throw new Error("the lab of the first test is not running");
   await signIn(page);
@@ -240,6 +240,24 @@ test("hash fields changed in the browser with 100 streams: 0 resets, the migrati
     await page.screenshot({ path: test.info().outputPath("hash-migration.png"), fullPage: true });
     await sleep(3_000);
     expectStreaming(await driver!.report(ids));
+  });
+
+  await test.step("the change's report: 0 connections broken, the flows kept by the old fields named", async () => {
+    // The newest version (the hash change's) is selected by default; its report is written once
+    // both directors have served it for 20 s and the proxies' readings cover the window.
+    await page.goto(`${poolUrl}/versions`);
+    const panel = page.getByTestId("change-report");
+    const verdict = panel.getByTestId("change-report-verdict");
+    await expect(verdict).toHaveAttribute("data-verdict", "none_broken", { timeout: 120_000 });
+    await expect(verdict).toHaveText("0 connections broken");
+    const kept = panel.getByTestId("change-report-flows-alternateHash");
+    await kept.locator("summary").click();
+    // Named flows: this lab's client, to the VIP, each on the proxy that holds it.
+    await expect(kept.getByRole("listitem").first()).toContainText(`→ ${lab!.vip}:`);
+    expect(await kept.getByRole("listitem").count()).toBeGreaterThan(0);
+    await page.screenshot({ path: test.info().outputPath("hash-change-report.png"), fullPage: true });
+    expectStreaming(await driver!.report(ids));
+    await page.goto(poolUrl);
   });
 
   await test.step("the streams end with every byte echoed; the migration is finished", async () => {
@@ -293,7 +311,7 @@ test("a director killed and started with no table is shown out of sync, then rep
 test("a pool made in the browser for a new VIP carries traffic, and explain names the proxy that served each flow", async ({
   page,
 }) => {
-  test.setTimeout(240_000);
+  test.setTimeout(360_000);
   requireRoot();
   if (!lab || !driver) throw new Error("the lab of the first test is not running");
   const topology = lab.topology;
