@@ -91,6 +91,7 @@ export function DirectorRow({
               className="small"
               disabled={choice === "" || assign.isPending}
               onClick={() => assign.mutate({ directorId: director.id, poolId: choice })}
+              title="Breaks no connection: it serves the same table as the pool's other directors"
               data-testid="assign-pool"
             >
               Assign
