@@ -6,7 +6,8 @@ import "./globals.css";
 export const metadata: Metadata = {
   title: { default: "Tide", template: "%s · Tide" },
   description: "Fleet operations for GLB-style stateless L4 load balancing",
-  referrer: "no-referrer",
+  // As next.config.ts's Referrer-Policy header: no-referrer made the console's forms post `Origin: null`.
+  referrer: "strict-origin-when-cross-origin",
 };
 
 export default function RootLayout({ children }: { children: ReactNode }) {
