@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { jsonBoolean } from "./boolean";
 import { HealthCheckJob } from "./proxy-health";
 import { DirectorCounters } from "./director-control";
 import { HostId, ObservationBatch, ProbeAvailability } from "./observations";
@@ -57,7 +58,7 @@ export const DataPlaneState = z
   .strictObject({
     component: z.enum(["director", "redirect"]).describe("tide-director or tide-redirect"),
     socket: z.string().describe("Control socket path the agent uses"),
-    reachable: z.boolean().describe("Whether the last status call over the socket succeeded"),
+    reachable: jsonBoolean().describe("Whether the last status call over the socket succeeded"),
     error: z.string().nullable().describe("Why it is unreachable (connect error, timeout, bad reply)"),
     version: z.string().nullable().describe("Component version from its status reply"),
     tableHashes: z
@@ -171,7 +172,7 @@ export type AgentSamplesDropped = z.infer<typeof AgentSamplesDropped>;
 
 export const AgentObservationsIn = ObservationBatch.extend({
   dataPlane: z.array(DataPlaneState).describe("Data plane state at the time of the newest sample"),
-  replayed: z.boolean().describe("True when these samples were buffered while the console was unreachable"),
+  replayed: jsonBoolean().describe("True when these samples were buffered while the console was unreachable"),
   dropped: AgentSamplesDropped.optional().describe(
     "The agent's drop totals (agents older than this field omit it)",
   ),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { jsonBoolean } from "./boolean";
 import { DirectorId, PoolId, ProxyId, TableVersionId } from "./ids";
 import { PoolHealthCheck } from "./proxy-health";
 import { ProxyAction } from "./proxy-state-machine";
@@ -237,8 +238,7 @@ export const SetHealthCheckInput = z
 export const SetHealthPinInput = z
   .object({
     proxyId: ProxyId,
-    pinned: z
-      .boolean()
+    pinned: jsonBoolean()
       .nullable()
       .describe("true: hold healthy, false: hold unhealthy, null: the health checks decide again"),
     reason: z.string().min(1).max(500).describe("Why (kept in the audit log)"),

@@ -18,6 +18,7 @@ export * from "./version-skew";
 export * from "./users";
 export * from "./director-sync";
 export * from "./text";
+export * from "./boolean";
 export * from "./healthcheck-wire";
 export * from "./gue-wire";
 export * from "./proxy-health";

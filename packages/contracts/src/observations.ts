@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { jsonBoolean } from "./boolean";
 
 /**
  * Host observations: what tide-agent samples on each host (about once a second) and sends to the
@@ -62,7 +63,7 @@ export const NetnsRef = z
       .max(255)
       .nullable()
       .describe("Name under /run/netns (ip netns), or null for an unnamed namespace (containers)"),
-    root: z.boolean().describe("True for the host's initial namespace (the one of PID 1)"),
+    root: jsonBoolean().describe("True for the host's initial namespace (the one of PID 1)"),
   })
   .describe("A network namespace: inode, name if it has one, and whether it is the root namespace");
 export type NetnsRef = z.infer<typeof NetnsRef>;
@@ -363,12 +364,10 @@ export const PmtuPathResult = z
       .nullable()
       .describe("Path MTU the check ended with (tracepath's Resume/Too many hops pmtu), or null"),
     hops: z.int().min(0).nullable().describe("Hops to the target, or null if it was not reached"),
-    reached: z.boolean().describe("Whether any probe reached the target"),
-    blackhole: z
-      .boolean()
-      .describe(
-        "Small probes reach the target but DF probes at the path's claimed MTU get no ICMP and no reply",
-      ),
+    reached: jsonBoolean().describe("Whether any probe reached the target"),
+    blackhole: jsonBoolean().describe(
+      "Small probes reach the target but DF probes at the path's claimed MTU get no ICMP and no reply",
+    ),
     evidence: z.string().max(4000).describe("The output lines that decided it, for humans"),
   })
   .describe("One path MTU check");

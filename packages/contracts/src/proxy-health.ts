@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { jsonBoolean } from "./boolean";
 import { Ipv4Address } from "./control-socket";
 import { HealthcheckKind } from "./healthcheck-wire";
 
@@ -40,7 +41,7 @@ export type HealthService = z.infer<typeof HealthService>;
 
 export const PoolHealthCheck = z
   .strictObject({
-    enabled: z.boolean().default(true).describe("Off: directors do not check this pool's proxies"),
+    enabled: jsonBoolean().default(true).describe("Off: directors do not check this pool's proxies"),
     intervalMs: z.int().min(500).max(60_000).default(HEALTH_DEFAULTS.intervalMs).describe("One round every"),
     timeoutMs: z
       .int()
@@ -50,7 +51,7 @@ export const PoolHealthCheck = z
       .describe("A check fails after this long (less than the interval)"),
     rise: z.int().min(1).max(10).default(HEALTH_DEFAULTS.rise).describe("Passing rounds in a row to be up"),
     fall: z.int().min(1).max(10).default(HEALTH_DEFAULTS.fall).describe("Failing rounds in a row to be down"),
-    gue: z.boolean().default(true).describe("Check the GUE path (an ICMP echo inside GUE)"),
+    gue: jsonBoolean().default(true).describe("Check the GUE path (an ICMP echo inside GUE)"),
     service: HealthService.nullable().default(null).describe("HTTP or TCP check; null = GUE only"),
   })
   .refine((c) => c.timeoutMs < c.intervalMs, {
@@ -92,7 +93,7 @@ export type HealthCheckJob = z.infer<typeof HealthCheckJob>;
 export const HealthCheckOutcome = z
   .strictObject({
     kind: HealthcheckKind,
-    ok: z.boolean(),
+    ok: jsonBoolean(),
     latencyUs: z.int().min(0).nullable(),
     detail: z.string().max(300),
     at: z.iso.datetime().describe("When the check finished"),
@@ -104,7 +105,7 @@ export const ProxyHealthView = z
   .strictObject({
     poolId: z.string(),
     proxyId: z.string(),
-    up: z.boolean().nullable().describe("After rise/fall; null until rise or fall rounds have been seen"),
+    up: jsonBoolean().nullable().describe("After rise/fall; null until rise or fall rounds have been seen"),
     since: z.iso.datetime().nullable().describe("When `up` last changed on this director"),
     checks: z.array(HealthCheckOutcome).describe("The last outcome of each check"),
   })

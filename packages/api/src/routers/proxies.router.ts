@@ -1,4 +1,4 @@
-import { HealthChange, Proxy, safeText, SetHealthPinInput } from "@tide/contracts";
+import { HealthChange, jsonBoolean, Proxy, safeText, SetHealthPinInput } from "@tide/contracts";
 import {
   ProxyAction,
   ProxyIdInput,
@@ -97,7 +97,7 @@ export const proxiesRouter = router({
         summary: "Record a health change (soft drain when down)",
       },
     })
-    .input(z.object({ proxyId: ProxyId, healthy: z.boolean(), reason: safeText().min(1).max(500) }))
+    .input(z.object({ proxyId: ProxyId, healthy: jsonBoolean(), reason: safeText().min(1).max(500) }))
     .output(TransitionResult)
     .mutation(({ ctx, input }) => setProxyHealth(ctx.db, ctx.actor, input)),
   setHealthPin: operateProcedure
