@@ -1,4 +1,4 @@
-import { newId, normalizeEmail, TideError, type Role, type UserSummary } from "@tide/contracts";
+import { newId, normalizeEmail, roleScopes, TideError, type Role, type UserSummary } from "@tide/contracts";
 import { Prisma, type Db } from "@tide/db";
 import { recordAudit } from "../services/audit.service";
 import { actorRef, type Actor } from "./actor";
@@ -72,6 +72,28 @@ async function keepAnAdmin(tx: Tx, user: UserRow, what: string): Promise<void> {
   }
 }
 
+/**
+ * A caller grants no more than it holds (issue 27 item 8): making a user of `role`, or setting a
+ * password that lets the caller sign in as one, hands over that role's scopes. A session of an
+ * admin holds every scope; an API token holds only the scopes it was made with, so an admin-only
+ * token may not make a user who can read and operate. `from`: the user's role now, whose scopes
+ * they already hold (a change of role grants only the difference; a demotion grants nothing).
+ */
+function refuseGrantBeyondCaller(actor: Actor, role: Role, what: string, from: Role | null = null): void {
+  const granted = roleScopes[role].filter((s) => from === null || !roleScopes[from].includes(s));
+  const missing = granted.filter((s) => !actor.scopes.includes(s));
+  if (missing.length === 0) return;
+  const caller = actor.kind === "token" ? "this token holds" : "you hold";
+  const holds = actor.scopes.length > 0 ? actor.scopes.join(", ") : "no scopes";
+  throw new TideError(
+    "forbidden",
+    `You cannot ${what}: ${/^[aeiou]/.test(role) ? "an" : "a"} ${role} holds ${roleScopes[role].join(", ")} and ${caller} only ${holds} ` +
+      `(missing: ${missing.join(", ")}). ` +
+      "A caller can grant no more than it holds; use a session or a token with those scopes.",
+    { missing, role },
+  );
+}
+
 /** The password to store: the caller's (checked against the policy) or a generated one (returned once). */
 function choosePassword(
   password: string | undefined,
@@ -93,6 +115,7 @@ export async function createUser(
   input: { email: string; name: string; role: Role; password?: string | undefined },
 ): Promise<{ user: UserSummary; password: string | null }> {
   const email = normalizeEmail(input.email);
+  refuseGrantBeyondCaller(actor, input.role, `create a user with role ${input.role}`);
   const { password, generated } = choosePassword(input.password, email);
   const passwordHash = await hashPassword(password);
   try {
@@ -128,6 +151,9 @@ export async function updateUser(
 ): Promise<UserSummary> {
   return db.$transaction(async (tx) => {
     const before = await userOrThrow(tx, input.userId);
+    if (input.role !== undefined) {
+      refuseGrantBeyondCaller(actor, input.role, `make ${before.email} ${input.role}`, before.role);
+    }
     if (input.role !== undefined && input.role !== "admin" && before.role === "admin") {
       await keepAnAdmin(tx, before, `making them ${input.role}`);
     }
@@ -209,6 +235,8 @@ export async function resetPassword(
   input: { userId: string; password?: string | undefined },
 ): Promise<{ user: UserSummary; password: string | null }> {
   const target = await userOrThrow(db, input.userId);
+  // Whoever sets the password can sign in as the user, with the user's role.
+  refuseGrantBeyondCaller(actor, target.role, `set the password of ${target.email}`);
   const { password, generated } = choosePassword(input.password, target.email);
   const passwordHash = await hashPassword(password);
   return db.$transaction(async (tx) => {
