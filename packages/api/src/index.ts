@@ -20,5 +20,6 @@ export {
   type LiveNamespace,
   type LivePoint,
 } from "./live/host-live";
+export { LIVE_RECHECK_MS, liveReaderRefusal, watchLiveReader, type LiveRefusal } from "./live/reader-access";
 export { handleRestRequest, handleTrpcRequest } from "./http/routes";
 export { historyRetentionDays } from "./services/host-history.service";

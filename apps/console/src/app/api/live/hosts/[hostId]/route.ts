@@ -1,5 +1,10 @@
 import { getDb, hostLiveUpdate, listenForHostSamples, tideErrorResponse } from "@tide/api";
-import { eventStreamResponse, HEARTBEAT_MS, refuseUnlessReader } from "../../event-stream";
+import {
+  endWithReaderRights,
+  eventStreamResponse,
+  HEARTBEAT_MS,
+  refuseUnlessReader,
+} from "../../event-stream";
 
 /**
  * GET /api/live/hosts/{hostId}: Server-Sent Events for the host page. Authenticated like every page
@@ -8,7 +13,8 @@ import { eventStreamResponse, HEARTBEAT_MS, refuseUnlessReader } from "../../eve
  * more `update` (possibly without new points) when the findings evaluator says the host's findings
  * changed (the page refetches findings on every update), and a `heartbeat` every 15 s (proxies and
  * the browser keep the connection open). Notifications come over the process's one shared LISTEN
- * connection (live/host-live.ts); the subscription ends when the browser goes away.
+ * connection (live/host-live.ts); the subscription ends when the browser goes away, or with an
+ * `end` event when the caller may no longer read (checked every LIVE_RECHECK_MS, 5 s).
  */
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -67,11 +73,13 @@ export async function GET(req: Request, { params }: { params: Promise<{ hostId: 
       };
 
       let unlisten: (() => void) | null = null;
+      let stopChecking = () => {};
       const heartbeat = setInterval(() => send("heartbeat", { at: new Date().toISOString() }), HEARTBEAT_MS);
       close = () => {
         if (!open) return;
         open = false;
         clearInterval(heartbeat);
+        stopChecking();
         unlisten?.();
         try {
           controller.close();
@@ -80,6 +88,8 @@ export async function GET(req: Request, { params }: { params: Promise<{ hostId: 
         }
       };
       req.signal.addEventListener("abort", close);
+      // Ends the stream when the caller may no longer read (a revoked token, a disabled user).
+      stopChecking = endWithReaderRights(db, req, send, close);
 
       send("update", first);
       try {

@@ -1,12 +1,19 @@
 import { getDb, listenForPool, tideErrorResponse } from "@tide/api";
-import { eventStreamResponse, HEARTBEAT_MS, refuseUnlessReader } from "../../event-stream";
+import {
+  endWithReaderRights,
+  eventStreamResponse,
+  HEARTBEAT_MS,
+  refuseUnlessReader,
+} from "../../event-stream";
 
 /**
  * GET /api/live/pools/{poolId}: Server-Sent Events for the pool page. Authenticated like every page
  * (session cookie, read scope). Sends `changed` whenever something the page shows may have changed
  * (a director's health verdict or a check's outcome, a table version: drains, fills, health
  * changes; pool and director changes), at most every CHANGED_MIN_GAP_MS; `traffic` when a proxy
- * host's new figures arrived (at most once a second); and a `heartbeat` every 15 s. The page re-reads its queries on `changed` (it keeps a slow poll as a fallback).
+ * host's new figures arrived (at most once a second); and a `heartbeat` every 15 s. The page
+ * re-reads its queries on `changed` (it keeps a slow poll as a fallback). The stream ends with an
+ * `end` event when the caller may no longer read (checked every LIVE_RECHECK_MS, 5 s).
  */
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -54,11 +61,13 @@ export async function GET(req: Request, { params }: { params: Promise<{ poolId: 
         );
       };
       let unlisten: (() => void) | null = null;
+      let stopChecking = () => {};
       const heartbeat = setInterval(() => send("heartbeat", { at: new Date().toISOString() }), HEARTBEAT_MS);
       close = () => {
         if (!open) return;
         open = false;
         clearInterval(heartbeat);
+        stopChecking();
         for (const t of pending.values()) clearTimeout(t);
         unlisten?.();
         try {
@@ -68,6 +77,8 @@ export async function GET(req: Request, { params }: { params: Promise<{ poolId: 
         }
       };
       req.signal.addEventListener("abort", close);
+      // Ends the stream when the caller may no longer read (a revoked token, a disabled user).
+      stopChecking = endWithReaderRights(db, req, send, close);
       send("hello", { poolId: pool.id });
       try {
         unlisten = await listenForPool(pool.id, changed);
