@@ -35,6 +35,9 @@ const EDGE_DROPPED_HEADERS = [
   "forwarded",
 ];
 
+/** = PEER_ADDRESS_HEADER in @tide/api (this command's bundle does not load the API). */
+const PEER_ADDRESS_HEADER = "x-tide-peer-address";
+
 type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 interface NextApp {
@@ -77,6 +80,11 @@ export async function serve(): Promise<void> {
 
   let handle: RequestHandler | null = null;
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    // The socket's peer, for sign-in throttling (PEER_ADDRESS_HEADER in @tide/api http/sign-in.ts,
+    // which believes X-Forwarded-For only from TIDE_TRUSTED_PROXIES): Next gives route handlers no
+    // socket. Always set here, over anything a client sent under that name.
+    delete req.headers[PEER_ADDRESS_HEADER];
+    if (req.socket.remoteAddress) req.headers[PEER_ADDRESS_HEADER] = req.socket.remoteAddress;
     if (tlsFiles) {
       for (const header of EDGE_DROPPED_HEADERS) delete req.headers[header];
       res.setHeader("strict-transport-security", `max-age=${HSTS_MAX_AGE_S}`);
