@@ -4,7 +4,7 @@ import { recordAudit } from "../services/audit.service";
 import { actorRef, type Actor } from "./actor";
 import { passwordProblem } from "./password-policy";
 import { hashPassword, SIGN_IN_QUEUE_LIMIT, verifyPassword } from "./secrets";
-import { assertSignInAllowed, recordSignInFailure } from "./sign-in-throttle";
+import { recordSignInFailure, reserveSignInAttempt } from "./sign-in-throttle";
 
 /**
  * Change the signed-in user's own password. The current password is checked like a sign-in
@@ -21,7 +21,7 @@ export async function changeOwnPassword(
     select: { id: true, email: true, passwordHash: true, disabledAt: true },
   });
   if (!user || user.disabledAt) throw new TideError("unauthorized", "Not signed in.");
-  await assertSignInAllowed(db, user.email, null);
+  const attempt = await reserveSignInAttempt(db, user.email, null);
   const ok = await verifyPassword(input.currentPassword, user.passwordHash, {
     queueLimit: SIGN_IN_QUEUE_LIMIT,
   });
@@ -30,6 +30,7 @@ export async function changeOwnPassword(
     const message = "The current password is incorrect.";
     throw new TideError("bad_request", message, { fields: { currentPassword: message } });
   }
+  await attempt.release(); // a right current password is no failure: its count is given back
   const problem =
     input.newPassword === input.currentPassword
       ? "The new password is the current one."

@@ -3,7 +3,7 @@ import type { Db } from "@tide/db";
 import { recordAudit } from "../services/audit.service";
 import type { Actor } from "./actor";
 import { digestSecret, randomSecret, SIGN_IN_QUEUE_LIMIT, verifyPassword } from "./secrets";
-import { assertSignInAllowed, recordSignInFailure } from "./sign-in-throttle";
+import { recordSignInFailure, reserveSignInAttempt } from "./sign-in-throttle";
 
 export const SESSION_COOKIE = "tide_session";
 
@@ -12,8 +12,9 @@ const DUMMY_HASH = "scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAA
 
 /**
  * Sign in with email and password. Refused with 429 (retryAfterS) while the account or the source
- * address is backing off after failures (sign-in-throttle.ts), or when too many password checks
- * are already queued; each wrong password is audited with the attempted email as the actor.
+ * address is backing off after failures (sign-in-throttle.ts: the check is reserved there before
+ * it runs, so parallel guesses cannot share one count), or when too many password checks are
+ * already queued; each wrong password is audited with the attempted email as the actor.
  * `source` is the client's address as the console sees it (null when unknown).
  */
 export async function signIn(
@@ -25,14 +26,22 @@ export async function signIn(
     throw new TideError("bad_request", "An email address has no control characters.");
   }
   const source = input.source ?? null;
-  await assertSignInAllowed(db, email, source);
-  const user = await db.user.findUnique({
-    where: { email },
-    select: { id: true, email: true, name: true, role: true, passwordHash: true, disabledAt: true },
-  });
-  const ok = await verifyPassword(input.password, user?.passwordHash ?? DUMMY_HASH, {
-    queueLimit: SIGN_IN_QUEUE_LIMIT,
-  });
+  const attempt = await reserveSignInAttempt(db, email, source);
+  const { user, ok } = await db.user
+    .findUnique({
+      where: { email },
+      select: { id: true, email: true, name: true, role: true, passwordHash: true, disabledAt: true },
+    })
+    .then(async (user) => ({
+      user,
+      ok: await verifyPassword(input.password, user?.passwordHash ?? DUMMY_HASH, {
+        queueLimit: SIGN_IN_QUEUE_LIMIT,
+      }),
+    }))
+    .catch(async (e: unknown) => {
+      await attempt.release(); // not checked (the hashing queue was full): not a failure
+      throw e;
+    });
   if (!user || !ok || user.disabledAt) {
     const reason = !user ? "unknown_email" : !ok ? "wrong_password" : "disabled";
     await recordSignInFailure(db, { email, source, reason });
@@ -51,6 +60,7 @@ export async function signIn(
     targetType: "user",
     targetId: user.id,
   });
+  await attempt.succeeded();
   return { cookieValue, expiresAt, user: { id: user.id, email: user.email, role: user.role } };
 }
 

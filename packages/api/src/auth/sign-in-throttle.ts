@@ -1,23 +1,40 @@
 import { TideError } from "@tide/contracts";
-import type { Db, Prisma } from "@tide/db";
+import { sqlTransaction, type Db, type Prisma } from "@tide/db";
 import { recordAudit } from "../services/audit.service";
 
 /**
- * Sign-in throttling, kept in PostgreSQL: every failed sign-in is an audit event
- * ("session.fail", target "sign_in"/<email>, the source address in `after`), and the throttle
- * counts those events. So every console process sees the same counts (the console may run as
- * several processes), a restart does not forget them, and the audit log is the one record of
- * what happened. Throttled attempts are refused before any password hashing and are not audited
- * (a flood would otherwise grow the log at wire speed).
+ * Sign-in throttling, kept in PostgreSQL (every console process sees the same counts, a restart
+ * forgets nothing) in sign_in_throttles, one row per bucket. A password check is *reserved*
+ * before it runs: in one transaction the attempt's bucket rows are locked, checked and raised, so
+ * of 200 parallel guesses exactly the free ones are checked and the rest are refused before any
+ * hashing (issue 27: reading the count before writing it let 25 of 200 through). A failed check
+ * keeps its count; a successful one gives it back (below). Refused attempts count nothing and are
+ * not audited (a flood would otherwise grow the log at wire speed); each checked failure is an
+ * audit event ("session.fail"), the one record of what happened.
  *
- * Backoff: the first FREE failures are free; after that each further failure doubles the wait,
- * starting at BASE_DELAY_S and capped, counted from the newest failure: at MAX_DELAY_S for a source
- * address, at ACCOUNT_MAX_DELAY_S for an account. The account's cap is short on purpose: anyone who
- * knows an email can fail its sign-ins, and a 15-minute cap let a flood keep the admin out (measured
- * by e2e/bench/hardening-load.bench.ts). Two minutes still holds a guesser to ~720 guesses a day
- * per account from everywhere together, against passwords the policy checked. Failures
- * older than WINDOW_S are forgotten; a successful sign-in clears the account's count (not the
- * source's).
+ * Buckets an attempt is counted in (source: the client's address, http/sign-in.ts, which trusts
+ * forwarded headers only from TIDE_TRUSTED_PROXIES, so a client cannot pick a new one per guess):
+ * - "source:<address>": every account tried from one address (SOURCE_FREE_FAILURES, MAX_DELAY_S);
+ * - "account-source:<address>|<email>": one account from one address (ACCOUNT_FREE_FAILURES,
+ *   MAX_DELAY_S): a guesser at one account from one address;
+ * - "account:<email>": one account from every address that is not known-good for it
+ *   (ACCOUNT_FREE_FAILURES, ACCOUNT_MAX_DELAY_S): the bound on a guesser with many addresses.
+ * A known-good source is one the account signed in from with its password in the last
+ * KNOWN_SOURCE_DAYS (sign_in_known_sources). Attempts from it skip the account-wide bucket, so a
+ * flood from other addresses, however many, cannot lock the owner out of a place they used
+ * before; the two buckets they do count in hold only that address's own attempts. (Chosen over
+ * "per-account counts only sources that never succeeded": the same thing, but a list written on
+ * success is one indexed read per attempt rather than a scan of the account's history.) A
+ * first sign-in from a new address during a flood still waits out the account's short cap.
+ *
+ * Backoff per bucket: the first `free` checks are free; after that each further one doubles the
+ * wait, starting at BASE_DELAY_S, capped, counted from the bucket's newest check. The account's cap
+ * is short on purpose: anyone who knows an email can fail its sign-ins from new addresses, and two
+ * minutes still holds them to ~720 guesses a day per account from everywhere together, against
+ * passwords the policy checked. A bucket is forgotten WINDOW_S after its newest check. A success
+ * clears the account-source bucket, and the account bucket when it came from an address not yet
+ * known (the owner's own typos from there); the source's count is not cleared (one good password
+ * must not buy an address more guesses at other accounts), only given back its one check.
  */
 export const ACCOUNT_FREE_FAILURES = 5;
 /** Higher than per account: one office behind NAT may share an address. */
@@ -26,6 +43,12 @@ export const BASE_DELAY_S = 30;
 export const MAX_DELAY_S = 15 * 60;
 export const ACCOUNT_MAX_DELAY_S = 2 * 60;
 export const WINDOW_S = 60 * 60;
+/** Days an address stays known-good for an account after its last successful sign-in from there. */
+export const KNOWN_SOURCE_DAYS = 30;
+/** Bound on the reservation transaction, ms (three short statements; a held row lock fails sooner). */
+const RESERVE_TIMEOUT_MS = 5_000;
+/** How often one process deletes forgotten buckets and known sources, ms. */
+const PRUNE_EVERY_MS = 60_000;
 
 export const SIGN_IN_FAIL_ACTION = "session.fail";
 const TARGET_TYPE = "sign_in";
@@ -49,55 +72,166 @@ export function retryAfterSeconds(
   return Math.max(0, Math.ceil((last.getTime() + wait * 1000 - now.getTime()) / 1000));
 }
 
-interface FailureCount {
-  n: number;
-  last: Date | null;
-  now: Date;
+interface Bucket {
+  key: string;
+  free: number;
+  max: number;
 }
 
-async function accountFailures(db: Db, email: string): Promise<FailureCount> {
-  const rows = await db.$queryRaw<FailureCount[]>`
-    SELECT count(*)::int AS n, max(f.created_at) AS last, now() AS now
-    FROM audit_events f
-    WHERE f.target_type = ${TARGET_TYPE} AND f.target_id = ${email} AND f.action = ${SIGN_IN_FAIL_ACTION}
-      AND f.created_at > now() - make_interval(secs => ${WINDOW_S})
-      AND f.created_at > coalesce((
-        SELECT max(s.created_at) FROM audit_events s
-        JOIN users u ON u.id = s.target_id
-        WHERE s.target_type = 'user' AND s.action = 'session.create' AND u.email = ${email}
-      ), '-infinity'::timestamptz)`;
-  return rows[0] ?? { n: 0, last: null, now: new Date() };
-}
-
-async function sourceFailures(db: Db, source: string): Promise<FailureCount> {
-  const rows = await db.$queryRaw<FailureCount[]>`
-    SELECT count(*)::int AS n, max(created_at) AS last, now() AS now
-    FROM audit_events
-    WHERE created_at > now() - make_interval(secs => ${WINDOW_S})
-      AND action = ${SIGN_IN_FAIL_ACTION} AND target_type = ${TARGET_TYPE}
-      AND after ->> 'source' = ${source}`;
-  return rows[0] ?? { n: 0, last: null, now: new Date() };
-}
-
-/** Refuse (429 with retryAfterS) while the account or the source address is backing off. */
-export async function assertSignInAllowed(db: Db, email: string, source: string | null): Promise<void> {
-  const account = await accountFailures(db, email);
-  let wait = retryAfterSeconds(
-    account.n,
-    account.last,
-    ACCOUNT_FREE_FAILURES,
-    account.now,
-    ACCOUNT_MAX_DELAY_S,
-  );
+/** The buckets one attempt is counted in (see the file comment). */
+export function signInBuckets(email: string, source: string | null, knownSource: boolean): Bucket[] {
+  const buckets: Bucket[] = [];
   if (source) {
-    const bySource = await sourceFailures(db, source);
-    wait = Math.max(wait, retryAfterSeconds(bySource.n, bySource.last, SOURCE_FREE_FAILURES, bySource.now));
+    buckets.push({ key: `source:${source}`, free: SOURCE_FREE_FAILURES, max: MAX_DELAY_S });
+    // An address has no "|", so the first one ends it whatever the email holds.
+    buckets.push({ key: `account-source:${source}|${email}`, free: ACCOUNT_FREE_FAILURES, max: MAX_DELAY_S });
   }
+  if (!knownSource) {
+    buckets.push({ key: `account:${email}`, free: ACCOUNT_FREE_FAILURES, max: ACCOUNT_MAX_DELAY_S });
+  }
+  // One lock order for every transaction: no two attempts wait on each other in a cycle.
+  return buckets.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+/** A reserved password check: say how it ended (exactly one of these, once). */
+export interface SignInAttempt {
+  /** The password was right: give the count back, clear the account's, remember the address. */
+  succeeded(): Promise<void>;
+  /**
+   * The check did not fail: give its count back. It never ran (the hashing queue was full, an
+   * error), or the password was right but signs nobody in (a password change's current password,
+   * account.service.ts, reserved as from an unknown address).
+   */
+  release(): Promise<void>;
+}
+
+interface BucketRow {
+  key: string;
+  failures: number;
+  last_at: Date;
+  now: Date;
+  forgotten: boolean;
+}
+
+async function isKnownSource(db: Db, email: string, source: string): Promise<boolean> {
+  const rows = await db.$queryRawUnsafe<{ one: number }[]>(
+    `SELECT 1 AS one FROM sign_in_known_sources
+     WHERE email = $1 AND source = $2 AND last_success_at > now() - make_interval(days => $3)`,
+    email,
+    source,
+    KNOWN_SOURCE_DAYS,
+  );
+  return rows.length > 0;
+}
+
+let lastPrune = 0;
+
+/** Deletes forgotten buckets and stale known sources, at most once a PRUNE_EVERY_MS per process. */
+async function pruneNowAndThen(db: Db): Promise<void> {
+  if (Date.now() - lastPrune < PRUNE_EVERY_MS) return;
+  lastPrune = Date.now();
+  await db.$executeRawUnsafe(
+    `DELETE FROM sign_in_throttles WHERE last_at < now() - make_interval(secs => $1)`,
+    WINDOW_S,
+  );
+  await db.$executeRawUnsafe(
+    `DELETE FROM sign_in_known_sources WHERE last_success_at < now() - make_interval(days => $1)`,
+    KNOWN_SOURCE_DAYS,
+  );
+}
+
+/**
+ * Reserve one password check for `email` from `source`, or refuse (429 with retryAfterS) while
+ * any of its buckets is backing off. Atomic: the bucket rows are locked while they are read and
+ * raised, so parallel attempts see each other's counts.
+ */
+export async function reserveSignInAttempt(
+  db: Db,
+  email: string,
+  source: string | null,
+): Promise<SignInAttempt> {
+  await pruneNowAndThen(db).catch((e: unknown) => console.error("sign-in throttle: prune failed:", e));
+  const knownSource = source !== null && (await isKnownSource(db, email, source));
+  const buckets = signInBuckets(email, source, knownSource);
+  const keys = buckets.map((b) => b.key);
+  const wait = await sqlTransaction(
+    db,
+    async (query) => {
+      // Rows first (a new bucket has no row to lock), in lock order; then lock and read them.
+      await query(
+        `INSERT INTO sign_in_throttles (key, failures, last_at)
+         SELECT k, 0, 'epoch' FROM unnest($1::text[]) WITH ORDINALITY AS u(k, i) ORDER BY i
+         ON CONFLICT (key) DO NOTHING`,
+        [keys],
+      );
+      const rows = await query<BucketRow>(
+        `SELECT key, failures, last_at, now() AS now,
+                last_at <= now() - make_interval(secs => $2) AS forgotten
+         FROM sign_in_throttles WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE`,
+        [keys, WINDOW_S],
+      );
+      let waitS = 0;
+      for (const row of rows) {
+        const bucket = buckets.find((b) => b.key === row.key)!;
+        const failures = row.forgotten ? 0 : row.failures;
+        waitS = Math.max(waitS, retryAfterSeconds(failures, row.last_at, bucket.free, row.now, bucket.max));
+      }
+      if (waitS > 0) return waitS;
+      await query(
+        `UPDATE sign_in_throttles
+         SET failures = CASE WHEN last_at <= now() - make_interval(secs => $2) THEN 1 ELSE failures + 1 END,
+             last_at = now()
+         WHERE key = ANY($1::text[])`,
+        [keys, WINDOW_S],
+      );
+      return 0;
+    },
+    { timeoutMs: RESERVE_TIMEOUT_MS },
+  );
   if (wait > 0) {
     throw new TideError("rate_limited", `Too many failed sign-ins; try again in ${wait} s.`, {
       retryAfterS: wait,
     });
   }
+
+  let settled = false;
+  const once = () => {
+    if (settled) return false;
+    settled = true;
+    return true;
+  };
+  const giveBack = (which: string[]) =>
+    db.$executeRawUnsafe(
+      `UPDATE sign_in_throttles SET failures = greatest(failures - 1, 0) WHERE key = ANY($1::text[])`,
+      which,
+    );
+  // Settling never fails the sign-in it settles: a count left behind only ages out.
+  const settle = (what: string, work: () => Promise<unknown>) =>
+    work().then(
+      () => undefined,
+      (e: unknown) => console.error(`sign-in throttle: ${what} failed:`, e),
+    );
+  return {
+    succeeded: () =>
+      settle("clearing after a success", async () => {
+        if (!once()) return;
+        const cleared = buckets.filter((b) => !b.key.startsWith("source:")).map((b) => b.key);
+        await db.$executeRawUnsafe(`DELETE FROM sign_in_throttles WHERE key = ANY($1::text[])`, cleared);
+        await giveBack(keys.filter((k) => !cleared.includes(k)));
+        if (source) {
+          await db.$executeRawUnsafe(
+            `INSERT INTO sign_in_known_sources (email, source, last_success_at) VALUES ($1, $2, now())
+             ON CONFLICT (email, source) DO UPDATE SET last_success_at = now()`,
+            email,
+            source,
+          );
+        }
+      }),
+    release: () =>
+      settle("giving a check back", async () => {
+        if (once()) await giveBack(keys);
+      }),
+  };
 }
 
 /** Audit one failed sign-in: the actor is the attempted email (never the password). */
