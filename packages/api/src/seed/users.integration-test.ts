@@ -1,4 +1,8 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { createDb, type Db } from "@tide/db";
+import { seed } from "@tide/devstack";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { hashPassword } from "../auth/secrets";
 import { signIn } from "../auth/sessions";
@@ -55,5 +59,37 @@ describe("seeded users and email case", () => {
     expect(again).toEqual({ id: "user_legacy", created: false, password: null });
     const session = await signIn(db, { email: "Ops.Lead@Example.com", password: PASSWORD, sessionHours: 1 });
     expect(session.user.id).toBe("user_legacy");
+  });
+});
+
+describe("seeded passwords meet the password policy (issue 27 item 8)", () => {
+  it("ensureUser refuses a chosen password the policy refuses, and creates nobody", async () => {
+    await expect(
+      ensureUser(db, { email: "admin@example.com", name: "Admin", role: "admin", password: "aaaaaaaaaaaa" }),
+    ).rejects.toThrow(
+      "The password chosen for admin@example.com is refused: A password may not be one character or a short pattern repeated.",
+    );
+    expect(await db.user.count()).toBe(0);
+  });
+
+  it("the seed command refuses TIDE_ADMIN_PASSWORD=aaaaaaaaaaaa with the reason, and creates nobody", async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), "tide-seed-"));
+    try {
+      const run = seed(inject("databaseUrl"), {
+        quiet: true,
+        dataDir,
+        env: {
+          TIDE_ADMIN_EMAIL: "weak@example.com",
+          TIDE_ADMIN_PASSWORD: "aaaaaaaaaaaa",
+          TIDE_SEED_DEMO: "0",
+        },
+      });
+      await expect(run).rejects.toThrow(
+        /seed failed: invalid environment for the seed:\n\s+TIDE_ADMIN_PASSWORD: A password may not be one character or a short pattern repeated\./,
+      );
+      expect(await db.user.count()).toBe(0);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
