@@ -52,11 +52,22 @@ export async function checkDatabase(db?: Db, timeoutMs = HEALTH_CHECK_TIMEOUT_MS
  * - connections: PostgreSQL refused a new connection, max_connections or the database's connection
  *   limit reached (SQLSTATE 53300; Prisma's P2037 keeps it as the adapter error's originalCode):
  *   load, not a fault, and a retry a moment later finds one free.
- * Not busy: idle_in_transaction_session_timeout (25P03). It ends a session that held a transaction
- * open without a statement for 60 s, longer than any transaction may live (15 s), so it means a
- * bug, not load; the request on that session sees "Client has encountered a connection error".
+ * - conflict: a deadlock (40P01) or a serialization failure (40001, Prisma's P2034): PostgreSQL
+ *   rolled the transaction back so that another could finish; the same request a moment later
+ *   goes through.
+ * - idle: idle_in_transaction_session_timeout (25P03) ended the session of a transaction that sat
+ *   without a statement too long (a request stalled between its statements, e.g. on a starved
+ *   event loop); PostgreSQL rolled it back. The request on that session sees 25P03 when its
+ *   statement was in flight, else node-postgres's "Client has encountered a connection error and
+ *   is not queryable" (the 25P03 came as the connection's error event): kind lost, below.
+ * - lost: the connection broke under the request (node-postgres "Connection terminated
+ *   unexpectedly": the server ended the session, restarted, or a network path dropped); the
+ *   transaction on it was rolled back. And after a frozen server's query_timeout, the client
+ *   closes that connection itself (@tide/db BoundedClient), so what came next on it (the
+ *   ROLLBACK, the rest of its transaction) reads "Client was closed and is not queryable".
  */
-export type DatabaseTimeout = "connect" | "lock" | "statement" | "transaction" | "connections";
+export type DatabaseTimeout =
+  "connect" | "lock" | "statement" | "transaction" | "connections" | "conflict" | "idle" | "lost";
 
 const BUSY_WORDS: Record<DatabaseTimeout, string> = {
   connect: "no database connection was free in time",
@@ -64,13 +75,22 @@ const BUSY_WORDS: Record<DatabaseTimeout, string> = {
   statement: "a statement took too long",
   transaction: "a transaction took too long",
   connections: "it has no connection to spare",
+  conflict: "another change touched the same rows at the same time",
+  idle: "a transaction was left waiting too long",
+  lost: "the connection to it was lost",
 };
 
-/** SQLSTATEs that mean busy: lock_not_available, query_canceled, too_many_connections. */
+/**
+ * SQLSTATEs that mean busy: lock_not_available, query_canceled, too_many_connections,
+ * serialization_failure, deadlock_detected, idle_in_transaction_session_timeout.
+ */
 const BUSY_SQLSTATES: Record<string, DatabaseTimeout> = {
   "55P03": "lock",
   "57014": "statement",
   "53300": "connections",
+  "40001": "conflict",
+  "40P01": "conflict",
+  "25P03": "idle",
 };
 
 /** node-postgres's own messages for its client-side timeouts (its errors carry no code). */
@@ -78,10 +98,24 @@ const BUSY_PG_MESSAGES: Record<string, DatabaseTimeout> = {
   "timeout exceeded when trying to connect": "connect",
   "Connection terminated due to connection timeout": "connect",
   "Query read timeout": "statement",
+  "Client was closed and is not queryable": "lost",
+  "Client has encountered a connection error and is not queryable": "lost",
+  "Connection terminated unexpectedly": "lost",
 };
 
-/** Prisma's codes: P2024 its pool's timeout, P2028 a transaction timeout (only those messages). */
-const PRISMA_TRANSACTION_TIMEOUT = /expired transaction|Unable to start a transaction in the given time/;
+/**
+ * Prisma's codes: P2024 its pool's timeout; P2028 "Transaction API error", a transaction Prisma
+ * closed and rolled back (it expired, it could not start within maxWait, a statement came after it
+ * was rolled back, Prisma no longer knows it); P2034 a write conflict or deadlock. One P2028 is a
+ * bug, not load: a statement on a transaction that already committed (PRISMA_TX_USED_AFTER_COMMIT).
+ */
+const PRISMA_BUSY_CODES: Record<string, DatabaseTimeout> = {
+  P2024: "connect",
+  P2028: "transaction",
+  P2034: "conflict",
+};
+
+const PRISMA_TX_USED_AFTER_COMMIT = /on a committed transaction/;
 
 /** Seconds a client should wait before retrying a busy answer (the Retry-After header). */
 export const BUSY_RETRY_AFTER_S = 1;
@@ -99,13 +133,14 @@ export function databaseTimeoutOf(
       return { kind: BUSY_SQLSTATES[v]!, sqlState: v };
     }
   }
-  if (o["code"] === "P2024") return { kind: "connect" };
+  const prismaCode = o["code"];
   if (
-    o["code"] === "P2028" &&
-    typeof o["message"] === "string" &&
-    PRISMA_TRANSACTION_TIMEOUT.test(o["message"])
-  )
-    return { kind: "transaction" };
+    typeof prismaCode === "string" &&
+    Object.hasOwn(PRISMA_BUSY_CODES, prismaCode) &&
+    !(typeof o["message"] === "string" && PRISMA_TX_USED_AFTER_COMMIT.test(o["message"]))
+  ) {
+    return { kind: PRISMA_BUSY_CODES[prismaCode]! };
+  }
   if (e instanceof Error && Object.hasOwn(BUSY_PG_MESSAGES, e.message)) {
     return { kind: BUSY_PG_MESSAGES[e.message]! };
   }
@@ -119,7 +154,8 @@ export function databaseTimeoutOf(
 
 /**
  * A TideError "busy" (503, Retry-After BUSY_RETRY_AFTER_S) when e is a database timeout
- * (databaseTimeoutOf: connect, lock, statement, transaction, or no connection to spare), however
+ * (databaseTimeoutOf: connect, lock, statement, transaction, no connection to spare, a conflict
+ * PostgreSQL rolled back, an idle transaction ended), however
  * Prisma wrapped it; otherwise null.
  */
 export function busyErrorFrom(e: unknown): TideError | null {

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { newId } from "@tide/contracts";
 import { testHello } from "@tide/contracts/testing";
@@ -186,7 +187,7 @@ async function holdConnections(on: Db, connections: number): Promise<() => Promi
  * function is called: a request that reads them waits for the lock like one behind a long change.
  */
 async function lockTables(): Promise<() => Promise<void>> {
-  const holder = createDb(url(), { max: 1, lockTimeoutMs: 0, statementTimeoutMs: 0 });
+  const holder = createDb(url(), { max: 1, lockTimeoutMs: 0, statementTimeoutMs: 0, queryTimeoutMs: 1_000 });
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   let locked!: () => void;
@@ -300,9 +301,9 @@ describe("timeouts of a statement that waits", () => {
     }
   });
 
-  it("the client's query_timeout, for a server that does not answer (statement + 5 s): 503 busy", async () => {
-    // statement_timeout off, so only the client's bound (query_timeout = statement + 5 s) ends it.
-    const on = await warmClient({ max: 8, lockTimeoutMs: 0, statementTimeoutMs: 0 });
+  it("the client's query_timeout, for a server that does not answer: 503 busy", async () => {
+    // statement_timeout off, so only the client's own bound (query_timeout) ends it.
+    const on = await warmClient({ max: 8, lockTimeoutMs: 0, statementTimeoutMs: 0, queryTimeoutMs: 1_000 });
     const unlock = await lockTables();
     try {
       expectBusy(await routes(on), /a statement took too long/);
@@ -366,6 +367,216 @@ describe("Prisma transaction timeouts (P2028)", () => {
     expect((error as TRPCError).message).toMatch(/a transaction took too long/);
     expect((error as TRPCError).cause).toMatchObject({ code: "busy", details: { timeout: "transaction" } });
   });
+});
+
+/** A router of test procedures that run what a request's transaction could meet, through trpc.ts. */
+function testCaller(on: Db, procedures: Record<string, (on: Db) => Promise<unknown>>) {
+  const routes = Object.fromEntries(
+    Object.entries(procedures).map(([name, run]) => [
+      name,
+      publicProcedure.mutation(({ ctx }) => run(ctx.db)),
+    ]),
+  );
+  return createCallerFactory(router(routes))({ db: on, actor: null }) as unknown as Record<
+    string,
+    () => Promise<unknown>
+  >;
+}
+
+const settled = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+
+/** The procedure's error is 503 busy, for the reason `kind`, with a Retry-After. */
+function expectBusyError(error: unknown, kind: string, words: RegExp): void {
+  expect(error).toBeInstanceOf(TRPCError);
+  expect((error as TRPCError).code).toBe("SERVICE_UNAVAILABLE");
+  expect((error as TRPCError).message).toMatch(/^The database is busy \(/);
+  expect((error as TRPCError).message).toMatch(words);
+  expect((error as TRPCError).cause).toMatchObject({
+    code: "busy",
+    details: { timeout: kind, retryAfterS: 1 },
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("conflicts PostgreSQL resolves by rolling a transaction back (issue 27 item 5)", () => {
+  it("a deadlock (40P01): the transaction chosen to end answers 503 busy", async () => {
+    const on = createDb(url(), { max: 4, lockTimeoutMs: 10_000 });
+    const [a, b] = [await makePool(db, "deadlock-a", 1), await makePool(db, "deadlock-b", 1)];
+    // Each locks one pool, then (once the other holds its own) the other's: PostgreSQL ends one.
+    const both = { n: 0 };
+    const lockInOrder = (first: string, second: string) => (c: Db) =>
+      c.$transaction(
+        async (tx) => {
+          await tx.$queryRaw`SELECT id FROM pools WHERE id = ${first} FOR UPDATE`;
+          both.n++;
+          while (both.n < 2) await sleep(10);
+          await tx.$queryRaw`SELECT id FROM pools WHERE id = ${second} FOR UPDATE`;
+        },
+        { timeout: 20_000 },
+      );
+    try {
+      const caller = testCaller(on, { ab: lockInOrder(a.id, b.id), ba: lockInOrder(b.id, a.id) });
+      const errors = (await Promise.all([settled(caller["ab"]!()), settled(caller["ba"]!())])).filter(
+        Boolean,
+      );
+      expect(errors).toHaveLength(1);
+      expectBusyError(errors[0], "conflict", /another change touched the same rows/);
+    } finally {
+      await on.$disconnect();
+    }
+  });
+
+  it("a serialization failure (40001): 503 busy, not 500", async () => {
+    const on = createDb(url(), { max: 4 });
+    const pool = await makePool(db, "serial", 1);
+    let read!: () => void;
+    const hasRead = new Promise<void>((resolve) => (read = resolve));
+    try {
+      const caller = testCaller(on, {
+        // Reads the pool in a repeatable-read snapshot, then updates it after another session did.
+        stale: (c) =>
+          c.$transaction(
+            async (tx) => {
+              await tx.$queryRaw`SELECT description FROM pools WHERE id = ${pool.id}`;
+              read();
+              await sleep(300);
+              await tx.$executeRaw`UPDATE pools SET description = 'stale' WHERE id = ${pool.id}`;
+            },
+            { isolationLevel: "RepeatableRead", timeout: 10_000 },
+          ),
+      });
+      const stale = settled(caller["stale"]!());
+      await hasRead;
+      await db.$executeRaw`UPDATE pools SET description = 'fresh' WHERE id = ${pool.id}`;
+      const error = await stale;
+      expectBusyError(error, "conflict", /another change touched the same rows/);
+    } finally {
+      await on.$disconnect();
+    }
+  });
+
+  it("idle_in_transaction_session_timeout (25P03): 503 busy, and the connection goes back to the pool", async () => {
+    // A transaction that waits between its statements longer than the session may sit idle in it.
+    // One connection: had the ended session's connection not gone back to the pool (Prisma only
+    // returns it after a ROLLBACK, which fails on it), the statement after would wait in vain.
+    const on = createDb(url(), { max: 1, idleInTransactionTimeoutMs: 200, connectTimeoutMs: 2_000 });
+    try {
+      const caller = testCaller(on, {
+        stalled: (c) =>
+          c.$transaction(
+            async (tx) => {
+              await tx.$queryRaw`SELECT 1`;
+              await sleep(700);
+              await tx.$queryRaw`SELECT 1`;
+            },
+            { timeout: 10_000 },
+          ),
+      });
+      const error = await settled(caller["stalled"]!());
+      expect((error as TRPCError).code).toBe("SERVICE_UNAVAILABLE");
+      expect((error as TRPCError).cause).toMatchObject({ code: "busy", details: { retryAfterS: 1 } });
+      expect((error as TRPCError).message).toMatch(
+        /a transaction was left waiting too long|the connection to it was lost/,
+      );
+      expect(await on.$queryRaw`SELECT 1 AS one`).toEqual([{ one: 1 }]);
+    } finally {
+      await on.$disconnect();
+    }
+  });
+});
+
+/** The pids of the PostgreSQL cluster behind the integration URL: its postmaster and every child. */
+function clusterPids(backendPid: number): number[] {
+  const parentOf = (pid: number) =>
+    Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
+  const postmaster = parentOf(backendPid);
+  const children = readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return parentOf(pid) === postmaster;
+      } catch {
+        return false; // gone meanwhile
+      }
+    });
+  return [postmaster, ...children];
+}
+
+/** SIGSTOP the whole cluster (postmaster and backends), as a frozen database; returns the thaw. */
+async function freezeCluster(on: Db): Promise<() => void> {
+  const [row] = await on.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+  const pid = row!.pid;
+  const pids = clusterPids(pid);
+  for (const p of pids) process.kill(p, "SIGSTOP");
+  return () => {
+    for (const p of pids) {
+      try {
+        process.kill(p, "SIGCONT");
+      } catch {
+        // exited meanwhile (a backend whose client closed its socket)
+      }
+    }
+  };
+}
+
+describe("a frozen database (SIGSTOP) (issue 27 item 5)", () => {
+  const STATEMENT_MS = 1_000;
+  const CONNECT_MS = 1_000;
+
+  it("a request holding a connection fails within the statement timeout, 503 busy; no connection comes back inside its transaction", async () => {
+    const on = await warmClient({ max: 4, statementTimeoutMs: STATEMENT_MS, connectTimeoutMs: CONNECT_MS });
+    // Four idle connections in the pool, so the requests below take connections that exist.
+    await Promise.all([0, 1, 2, 3].map(() => on.$queryRaw`SELECT 1 FROM pg_sleep(0.05)`));
+    let thaw: (() => void) | undefined;
+    try {
+      // A transaction already running when the database freezes: its next statement waits out the
+      // statement timeout once, not once more for the ROLLBACK after it (2 x 20 s before).
+      const inTransaction = on.$transaction(
+        async (tx) => {
+          await tx.$queryRaw`SELECT 1`;
+          thaw = await freezeCluster(db);
+          const frozenAt = Date.now();
+          const error = await settled(tx.$queryRaw`SELECT 2`);
+          return { error, waitedMs: Date.now() - frozenAt };
+        },
+        { timeout: 30_000 },
+      );
+      const failed = await settled(inTransaction);
+      expect(databaseTimeoutOf(failed)?.kind).toMatch(/^(statement|lost)$/);
+      const started = Date.now();
+      const replies = await routes(on);
+      const tookMs = Date.now() - started;
+      expectBusy(
+        replies,
+        /a statement took too long|no database connection was free in time|the connection to it was lost/,
+      );
+      // Each route's statement is abandoned after STATEMENT_MS; a new connection (to the frozen
+      // postmaster) after CONNECT_MS. Not statement + 5 s, and not twice for a transaction.
+      console.log(`frozen database: every route answered 503 busy in ${tookMs} ms`);
+      expect(tookMs).toBeLessThan(STATEMENT_MS + CONNECT_MS + 1_500);
+    } finally {
+      thaw?.();
+    }
+    try {
+      // Thawed: no connection handed out again sits inside a transaction begun before the freeze
+      // (now() is the transaction's start, statement_timestamp() this statement's).
+      const fresh = await Promise.all(
+        Array.from(
+          { length: 8 },
+          () => on.$queryRaw<{ fresh: boolean }[]>`SELECT now() = statement_timestamp() AS fresh`,
+        ),
+      );
+      expect(fresh.map((r) => r[0]!.fresh)).toEqual(Array(8).fill(true));
+    } finally {
+      await on.$disconnect();
+    }
+  }, 60_000);
 });
 
 describe("a database that takes no more connections (53300)", () => {
