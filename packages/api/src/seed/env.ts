@@ -22,8 +22,13 @@ export const SeedEnv = z
   });
 export type SeedEnv = z.infer<typeof SeedEnv>;
 
+/** The seed command's configuration, from its environment (seedEnv throws as parseSeedEnv does). */
+export function seedEnv(): SeedEnv {
+  return parseSeedEnv(process.env);
+}
+
 /** The seed's configuration from `env`, or an error that names each variable at fault and why. */
-export function parseSeedEnv(env: NodeJS.ProcessEnv): SeedEnv {
+export function parseSeedEnv(env: Record<string, string | undefined>): SeedEnv {
   const result = SeedEnv.safeParse(env);
   if (result.success) return result.data;
   const lines = result.error.issues.map((i) => `${i.path.join(".") || "environment"}: ${i.message}`);

@@ -8,12 +8,12 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { createDb } from "@tide/db";
 import { seedDemoFleet } from "./demo-fleet";
-import { parseSeedEnv } from "./env";
+import { seedEnv as readSeedEnv } from "./env";
 import { upgradeTableFormats } from "./table-format";
 import { ensureUser } from "./users";
 
 async function main() {
-  const seedEnv = parseSeedEnv(process.env);
+  const seedEnv = readSeedEnv();
   const db = createDb(seedEnv.DATABASE_URL, { max: 2 });
   try {
     const admin = await ensureUser(db, {

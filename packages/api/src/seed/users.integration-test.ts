@@ -1,8 +1,8 @@
+import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createDb, type Db } from "@tide/db";
-import { seed } from "@tide/devstack";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { hashPassword } from "../auth/secrets";
 import { signIn } from "../auth/sessions";
@@ -62,6 +62,19 @@ describe("seeded users and email case", () => {
   });
 });
 
+/** Run the seed command (`npm run -w @tide/api seed`) with `env`; resolves to its exit code and output. */
+function runSeed(env: Record<string, string>): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      "npm",
+      ["run", "--silent", "-w", "@tide/api", "seed"],
+      { cwd: path.resolve(import.meta.dirname, "../../../.."), env: { ...process.env, ...env } },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? Number(error.code ?? 1) : 0, output: stdout + stderr }),
+    );
+  });
+}
+
 describe("seeded passwords meet the password policy (issue 27 item 8)", () => {
   it("ensureUser refuses a chosen password the policy refuses, and creates nobody", async () => {
     await expect(
@@ -75,17 +88,17 @@ describe("seeded passwords meet the password policy (issue 27 item 8)", () => {
   it("the seed command refuses TIDE_ADMIN_PASSWORD=aaaaaaaaaaaa with the reason, and creates nobody", async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), "tide-seed-"));
     try {
-      const run = seed(inject("databaseUrl"), {
-        quiet: true,
-        dataDir,
-        env: {
-          TIDE_ADMIN_EMAIL: "weak@example.com",
-          TIDE_ADMIN_PASSWORD: "aaaaaaaaaaaa",
-          TIDE_SEED_DEMO: "0",
-        },
+      const run = await runSeed({
+        DATABASE_URL: inject("databaseUrl"),
+        TIDE_DATA_DIR: dataDir,
+        TIDE_ADMIN_EMAIL: "weak@example.com",
+        TIDE_ADMIN_PASSWORD: "aaaaaaaaaaaa",
+        TIDE_SEED_DEMO: "0",
       });
-      await expect(run).rejects.toThrow(
-        /seed failed: invalid environment for the seed:\n\s+TIDE_ADMIN_PASSWORD: A password may not be one character or a short pattern repeated\./,
+      expect(run.code).toBe(1);
+      expect(run.output.trim()).toBe(
+        "seed failed: invalid environment for the seed:\n" +
+          "  TIDE_ADMIN_PASSWORD: A password may not be one character or a short pattern repeated.",
       );
       expect(await db.user.count()).toBe(0);
     } finally {
