@@ -1,4 +1,4 @@
-import { newId, normalizeEmail, roleScopes, TideError } from "@tide/contracts";
+import { newId, normalizeEmail, roleScopes, TideError, unsafeTextReason } from "@tide/contracts";
 import type { Db } from "@tide/db";
 import { recordAudit } from "../services/audit.service";
 import type { Actor } from "./actor";
@@ -25,6 +25,10 @@ export async function signIn(
   if ([...email].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f)) {
     throw new TideError("bad_request", "An email address has no control characters.");
   }
+  // A lone UTF-16 surrogate ("\ud800" in JSON) is no text PostgreSQL can hold: the lookups below
+  // would fail as a 500 (issue 27 item 8).
+  const unsafe = unsafeTextReason(email);
+  if (unsafe) throw new TideError("bad_request", `An email address ${unsafe}.`);
   const source = input.source ?? null;
   const attempt = await reserveSignInAttempt(db, email, source);
   const { user, ok } = await db.user
