@@ -1,7 +1,8 @@
 /**
  * The stack the console benches run against: a throwaway PostgreSQL cluster, migrated and seeded,
  * and the console's production build via `next start` (like e2e/support/stack.ts, but it keeps the
- * database URL: benches count what was stored). Used by ingest.bench.ts and hardening-load.bench.ts.
+ * database URL: benches count what was stored), or via `tide-console serve` (server: "serve"), the
+ * production server. Used by ingest.bench.ts and hardening-load.bench.ts.
  */
 import { freePort, migrateAndSeed, REPO_ROOT, startTempCluster, type TempCluster } from "@tide/devstack";
 import { ADMIN_EMAIL, CONSOLE_DIR, ensureConsoleBuild, refuseRemoteDatabase } from "../support/stack";
@@ -27,6 +28,14 @@ export interface BenchStackOptions {
   consoleDir?: string;
   /** Extra seed environment (e.g. TIDE_SEED_DEMO). */
   seedEnv?: Record<string, string>;
+  /**
+   * "serve": `tide-console serve` (dist/tide-console.mjs of the console directory), as installed;
+   * it passes the socket's peer address to sign-in throttling, which `next start` cannot.
+   * Default "next-start".
+   */
+  server?: "next-start" | "serve";
+  /** Extra console environment (e.g. TIDE_TRUSTED_PROXIES). */
+  consoleEnv?: Record<string, string>;
 }
 
 export async function startBenchStack(o: BenchStackOptions): Promise<BenchStack> {
@@ -74,13 +83,20 @@ export async function startBenchStack(o: BenchStackOptions): Promise<BenchStack>
     // TIDE_BENCH_CONSOLE_CPU_PROF=<dir>: the console writes a V8 CPU profile there when it stops
     // (node --cpu-prof; NODE_OPTIONS may not carry it), to see where a bench's time goes.
     const cpuProfDir = process.env.TIDE_BENCH_CONSOLE_CPU_PROF;
-    const nextArgs = ["start", "-p", String(port), "-H", "127.0.0.1"];
-    const nextBin = path.join(REPO_ROOT, "node_modules/next/dist/bin/next");
+    const nextArgs =
+      o.server === "serve"
+        ? [path.join(consoleDir, "dist/tide-console.mjs"), "serve"]
+        : [
+            path.join(REPO_ROOT, "node_modules/next/dist/bin/next"),
+            "start",
+            "-p",
+            String(port),
+            "-H",
+            "127.0.0.1",
+          ];
     server = spawn(
       process.execPath,
-      cpuProfDir
-        ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`, nextBin, ...nextArgs]
-        : [nextBin, ...nextArgs],
+      cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`, ...nextArgs] : nextArgs,
       {
         cwd: consoleDir,
         env: {
@@ -91,6 +107,8 @@ export async function startBenchStack(o: BenchStackOptions): Promise<BenchStack>
           // TIDE_BENCH_PG_TCP=1 takes loopback TCP instead, to compare.
           DATABASE_URL: process.env.TIDE_BENCH_PG_TCP === "1" ? cluster.url : cluster.socketUrl,
           NEXT_TELEMETRY_DISABLED: "1",
+          TIDE_CONSOLE_HOST: "127.0.0.1", // tide-console serve's address (next start takes -H)
+          ...o.consoleEnv,
         },
         detached: true,
         stdio: ["ignore", "pipe", "pipe"],

@@ -16,10 +16,20 @@
  *    Prints count, errors (non-2xx or no answer), p50/p99/max for each, the flood/baseline ratios
  *    of p50 and p99, /api/health alone under the flood, and the flood's answers by status (429s
  *    split into "throttled" and "busy hashing"). Then, with the flood stopped: the admin's right
- *    password (expect 429 while the account backs off: its Retry-After is the lockout left), and
+ *    password from the address it signed in from at the start (known-good for the account, so the
+ *    flood's addresses cannot lock it out: expect 200; a 429's Retry-After is the lockout left), and
  *    another user's right password from a clean address and from a flooded one (who else is
  *    locked out). TIDE_BENCH_HARDENING_LOCKOUT_WAIT_S (default 0) waits up to that long for the
  *    admin's lockout to end and signs in again.
+ *      3. the same reads while the same flood comes from an untrusted peer (the bench's requests
+ *         from FORGED_PEER, 127.0.0.2, where the console trusts only 127.0.0.1 as a proxy) that
+ *         forges a new X-Forwarded-For on every request (issue 27: 40 of 40 such guesses were
+ *         checked). Prints reads as above, the flood's answers, and how many passwords were
+ *         checked during it under which source: all should be FORGED_PEER's, and at most its
+ *         free failures plus what its backoff lets through.
+ *    The console runs as installed (`tide-console serve`, which hands the socket's peer to the
+ *    sign-in throttle) with TIDE_TRUSTED_PROXIES=127.0.0.1: the bench's own requests act as a
+ *    reverse proxy on this host, so the X-Forwarded-For sources of step 2 are believed.
  *
  * B. AGENTS (default 20) agents replaying MINUTES (default 10) of 1 s samples at once, as after a
  *    console outage: each has its own host token (POST /api/v1/host-tokens), 600 samples ending
@@ -50,6 +60,7 @@ import {
 import { startBenchStack, type BenchStack } from "./bench-stack";
 import { backoffMs, BATCH_MAX_BYTES, boundedBatch, jsonBytes } from "@tide/agent";
 import { ADMIN_EMAIL, CONSOLE_DIR } from "../support/stack";
+import http from "node:http";
 import pg from "pg";
 import { TIDE_VERSION } from "../support/tide-version";
 
@@ -65,6 +76,10 @@ const RETENTION_MIN = 60; // TIDE_OBSERVATION_RETENTION_MINUTES default: older s
 const REQUEST_TIMEOUT_MS = 10_000; // as console-link.ts
 const READ_PATHS = ["/api/v1/pools", "/api/v1/fleet", "/api/health"];
 const BENCH_CONSOLE_DIR = process.env.TIDE_BENCH_CONSOLE_DIR ?? CONSOLE_DIR;
+/** The console believes X-Forwarded-For from this address only (TIDE_TRUSTED_PROXIES). */
+const TRUSTED_PROXY = "127.0.0.1";
+/** Another loopback address the forging flood connects from: a peer the console does not trust. */
+const FORGED_PEER = "127.0.0.2";
 
 // ---------------------------------------------------------------------------------------------------
 // Helpers
@@ -128,6 +143,52 @@ async function signIn(baseURL: string, email: string, password: string, source?:
   return { status: res.status, retryAfter: res.headers.get("retry-after"), message: body.message, cookie };
 }
 
+/**
+ * One sign-in attempt over a connection from `localAddress` (fetch cannot choose it), with
+ * `forwardedFor` as X-Forwarded-For: status and the error message.
+ */
+function signInFrom(
+  baseURL: string,
+  email: string,
+  password: string,
+  localAddress: string,
+  forwardedFor: string,
+): Promise<{ status: number; message?: string }> {
+  const body = JSON.stringify({ email, password });
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `${baseURL}/api/auth/sign-in`,
+      {
+        method: "POST",
+        localAddress,
+        headers: {
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+          "x-forwarded-for": forwardedFor,
+        },
+        timeout: 30_000,
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (d: string) => (text += d));
+        res.on("end", () => {
+          let message: string | undefined;
+          try {
+            message = (JSON.parse(text) as { message?: string }).message;
+          } catch {
+            // not JSON
+          }
+          resolve({ status: res.statusCode ?? 0, message });
+        });
+      },
+    );
+    req.on("timeout", () => req.destroy(Object.assign(new Error("timeout"), { name: "TimeoutError" })));
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Phase A: reads, and the sign-in flood.
 
@@ -189,9 +250,14 @@ interface Flood {
 }
 
 const floodSource = (w: number) => `198.51.100.${(w % FLOOD_SOURCES) + 1}`;
+/** A new address for every request of the forging flood. */
+const forgedSource = (w: number, k: number) => `10.${w & 255}.${(k >> 8) & 255}.${k & 255}`;
 
-/** FLOOD_WORKERS workers posting wrong passwords until stop(). */
-function startFlood(baseURL: string): Flood {
+/**
+ * FLOOD_WORKERS workers posting wrong passwords until stop(): from this host (a trusted proxy)
+ * naming FLOOD_SOURCES sources, or with `forged`, from FORGED_PEER naming a new source each time.
+ */
+function startFlood(baseURL: string, forged = false): Flood {
   let running = true;
   const answers = new Map<string, number>();
   const latencies: number[] = [];
@@ -202,7 +268,9 @@ function startFlood(baseURL: string): Flood {
       const email = k % 2 === 0 ? ADMIN_EMAIL : `nobody-${w}-${k}@flood.example`;
       const t = performance.now();
       try {
-        const r = await signIn(baseURL, email, `wrong-${w}-${k}`, floodSource(w));
+        const r = forged
+          ? await signInFrom(baseURL, email, `wrong-${w}-${k}`, FORGED_PEER, forgedSource(w, k))
+          : await signIn(baseURL, email, `wrong-${w}-${k}`, floodSource(w));
         const kind =
           r.status === 429
             ? /busy/i.test(r.message ?? "")
@@ -298,6 +366,36 @@ async function phaseA(api: Api, stack: BenchStack, client: pg.Client): Promise<v
       );
     }
   }
+
+  // 3. The same flood from an untrusted peer forging a new X-Forwarded-For each request.
+  const checkedBefore = await client.query<{ n: string }>(
+    `SELECT count(*)::text AS n FROM audit_events WHERE action = 'session.fail'`,
+  );
+  const forgedFlood = startFlood(stack.baseURL, true);
+  const forgedReads = await readRun(stack.baseURL, token, READS, READ_CONCURRENCY);
+  await forgedFlood.stop();
+  describeRun(
+    `under a forged-header sign-in flood (${FLOOD_WORKERS} workers from ${FORGED_PEER}, a new X-Forwarded-For each request)`,
+    forgedReads,
+  );
+  const forgedRatio = (q: number) => (pct(forgedReads.all, q) / pct(baseline.all, q)).toFixed(2);
+  console.log(`  forged flood/baseline: p50 x${forgedRatio(0.5)}, p99 x${forgedRatio(0.99)}`);
+  const ff = forgedFlood.latencies;
+  console.log(
+    `  forged flood: ${ff.length} sign-ins in ${forgedFlood.wallS().toFixed(1)} s (${(ff.length / forgedFlood.wallS()).toFixed(0)}/s), answer p50 ${ms(pct(ff, 0.5))}, p99 ${ms(pct(ff, 0.99))}`,
+  );
+  console.log(`  forged flood answers: ${counts(forgedFlood.answers)}`);
+  const checked = await client.query<{ source: string | null; n: string }>(
+    `SELECT after ->> 'source' AS source, count(*)::text AS n FROM audit_events
+      WHERE action = 'session.fail' GROUP BY 1 ORDER BY 2 DESC`,
+  );
+  const total = checked.rows.reduce((a, r) => a + Number(r.n), 0) - Number(checkedBefore.rows[0]?.n ?? 0);
+  const peerRow = checked.rows.find((r) => r.source === FORGED_PEER);
+  console.log(
+    `  passwords checked during the forged flood: ${total} (as source ${FORGED_PEER}: ${peerRow?.n ?? 0} in all; ${checked.rows.length} sources ever audited)`,
+  );
+  const adminAfter = await signIn(stack.baseURL, ADMIN_EMAIL, stack.password);
+  console.log(`  after the forged flood, admin, right password, its usual address: ${show(adminAfter)}`);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -621,6 +719,8 @@ async function main() {
     name: "hardening",
     consoleDir: BENCH_CONSOLE_DIR,
     seedEnv: { TIDE_SEED_DEMO: "1" },
+    server: "serve",
+    consoleEnv: { TIDE_TRUSTED_PROXIES: TRUSTED_PROXY },
   });
   const client = new pg.Client({ connectionString: stack.dbUrl });
   try {
