@@ -13,6 +13,7 @@ import type { OpenApiMeta } from "trpc-to-openapi";
 import { ZodError } from "zod";
 import type { Context } from "./context";
 import { busyErrorFrom } from "./db";
+import { callerKeyOf, callerSlots } from "./http/caller-slots";
 import { refusedAttempt } from "./services/audit-refusal.plan";
 import { recordRefusal } from "./services/audit.service";
 
@@ -208,6 +209,18 @@ const tideErrors = t.middleware(async ({ next }) => {
 });
 
 /**
+ * Each caller's calls run a few at a time (http/caller-slots.ts, TIDE_CALLER_CONCURRENCY), so a
+ * tRPC batch of 50 calls, or 40 of them in parallel, cannot take every database connection from
+ * the other callers; a call that finds no slot in time is answered 503 busy (tideErrors keeps the
+ * TideError's code, both adapters add Retry-After). Callers with no credentials are not counted:
+ * the procedures they may call refuse them before any work.
+ */
+const callerConcurrency = t.middleware(async ({ ctx, next }) => {
+  const key = callerKeyOf(ctx);
+  return key === null ? next() : callerSlots().run(key, () => next(), ctx.signal);
+});
+
+/**
  * Refuse input PostgreSQL cannot store (NUL, lone surrogates) anywhere in any procedure's input,
  * before it reaches a service: one check for tRPC, REST bodies, query strings and path parameters.
  */
@@ -253,7 +266,11 @@ const auditRefusals = t.middleware(async ({ ctx, path, type, getRawInput, next }
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
-export const publicProcedure = t.procedure.use(auditRefusals).use(tideErrors).use(storableInput);
+export const publicProcedure = t.procedure
+  .use(auditRefusals)
+  .use(tideErrors)
+  .use(callerConcurrency)
+  .use(storableInput);
 
 const HOST_TOKEN_REFUSED =
   "Host tokens (tide_host_…) can only call the agent endpoints (/api/v1/agent/…); use an API token (tide_…).";
