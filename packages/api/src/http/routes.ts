@@ -7,7 +7,7 @@ import { restMethodsFor } from "../openapi";
 import { isTideError } from "@tide/contracts";
 import { BUSY_RETRY_AFTER_S, busyErrorFrom } from "../db";
 import { appRouter } from "../routers/_app";
-import { ingestAdmission, type IngestAdmission } from "./ingest-admission";
+import { admissionBytesOf, ingestAdmission, type IngestAdmission } from "./ingest-admission";
 import { ingestDirect } from "./ingest-route";
 import { trpcCodeFor } from "../trpc";
 import {
@@ -118,7 +118,8 @@ async function restResponse(
     createContext({ headers: req.headers, db: opts.db, signal: req.signal, url: req.url });
   if (req.method === "POST" && path === INGEST_PATH && presentsHostToken(req.headers)) {
     const admission = opts.admission ?? ingestAdmission();
-    const busy = admission.enter();
+    const bytes = admissionBytesOf(req.headers, bodyLimitFor(path));
+    const busy = admission.enter(bytes);
     // Refused before the token is looked up: when the console is overloaded, a busy answer must
     // cost it next to nothing (an unknown token is told 401 once the console has room).
     if (busy) return withRetryAfter(refusalResponse(busy, "rest"));
@@ -133,7 +134,7 @@ async function restResponse(
         (await handleRest(req, ctx, path, opts, read.text))
       );
     } finally {
-      admission.leave();
+      admission.leave(bytes);
     }
   }
   return handleRest(req, await newContext(), path, opts);
