@@ -33,7 +33,7 @@ const NOT_REPORTED = "its agent does not report established connections";
  * reading when that is fresh (establishedFigures: a late or stale reading is unknown, with why).
  */
 export async function establishedByProxy(
-  db: Db,
+  db: Reader,
   poolId: string,
   now = new Date(),
 ): Promise<Map<string, ProxyEstablished>> {
@@ -78,7 +78,7 @@ function proxiesOf(q: Reader, poolId: string): Promise<SafetyProxy[]> {
  * proxies' reports are read only when the change stops forwarding some TCP address:port.
  */
 export async function predictBindChange(
-  db: Db,
+  db: Reader,
   q: Reader,
   input: { poolId: string; before: readonly BindRange[]; after: readonly BindRange[] },
   now = new Date(),
@@ -96,7 +96,7 @@ export async function predictBindChange(
 
 /** Unassigning director `directorId` from pool `poolId`; not_found when it does not serve it. */
 export async function predictUnassign(
-  db: Db,
+  db: Reader,
   q: Reader,
   input: { directorId: string; poolId: string },
   now = new Date(),
@@ -134,7 +134,7 @@ export async function predictUnassign(
 
 /** Removing director `directorId`: unassigning it from each pool it serves. */
 export async function predictDirectorRemoval(
-  db: Db,
+  db: Reader,
   q: Reader,
   input: { directorId: string },
   now = new Date(),

@@ -1,5 +1,5 @@
 import type { ConnectionImpact, PoolTraffic } from "@tide/contracts";
-import type { Db } from "@tide/db";
+import type { Db, Prisma } from "@tide/db";
 import { planConnectionImpact, type EstablishedFigure, type ImpactProxy } from "./connection-impact.plan";
 import { poolTraffic } from "./proxy-traffic.service";
 import type { PoolTableDiff } from "./table.service";
@@ -32,7 +32,7 @@ export function establishedFigures(traffic: PoolTraffic, now: Date): Map<string,
 
 /** The impact of a change on the pool's established connections, from its proxies' latest reports. */
 export async function predictConnectionImpact(
-  db: Db,
+  db: Db | Prisma.TransactionClient,
   poolId: string,
   proxies: readonly ImpactProxy[],
   diff: PoolTableDiff | null,

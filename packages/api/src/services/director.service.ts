@@ -199,7 +199,7 @@ export async function unassignPool(
     await lockPool(tx, input.poolId);
     await lockDirectors(tx, [input.directorId]);
     // Under both locks: no director joins or leaves the pool until this commits.
-    const safety = await predictUnassign(db, tx, input);
+    const safety = await predictUnassign(tx, tx, input);
     if (!input.reason?.trim()) {
       const director = await tx.director.findUniqueOrThrow({
         where: { id: input.directorId },
@@ -248,7 +248,7 @@ export async function removeDirector(
     );
     await lockDirectors(tx, [input.directorId]);
     const before = await getDirector(tx, input.directorId);
-    const safety = await predictDirectorRemoval(db, tx, input);
+    const safety = await predictDirectorRemoval(tx, tx, input);
     if (!input.reason?.trim()) {
       const refusal = removalRefusal(safety);
       if (refusal) throw refusal;

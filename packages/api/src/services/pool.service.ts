@@ -370,7 +370,7 @@ export async function setBinds(
     );
     // Removing or narrowing a bind stops the directors forwarding it: refused without a reason
     // when the proxies report connections to what stops (change-safety.plan.ts).
-    const safety = await predictBindChange(db, tx, { poolId: pool.id, before: pool.binds, after: binds });
+    const safety = await predictBindChange(tx, tx, { poolId: pool.id, before: pool.binds, after: binds });
     if (!input.reason?.trim()) {
       const refusal = bindChangeRefusal(safety, pool.name);
       if (refusal) throw refusal;

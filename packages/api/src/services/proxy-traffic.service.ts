@@ -100,7 +100,12 @@ export async function recordTraffic(
 const noFindings = (): FindingCounts => ({ critical: 0, warn: 0, info: 0 });
 
 /** A pool's proxies' live traffic, and totals. */
-export async function poolTraffic(db: Db, poolId: string, now = new Date()): Promise<PoolTraffic> {
+/** Reads one query at a time: `db` may be an interactive transaction (one connection). */
+export async function poolTraffic(
+  db: Db | Prisma.TransactionClient,
+  poolId: string,
+  now = new Date(),
+): Promise<PoolTraffic> {
   const pool = await db.pool.findUnique({
     where: { id: poolId },
     select: {

@@ -165,7 +165,8 @@ export async function transitionProxy(
     if (!plan.ok) throw plan.error;
     // Kept in the version's change report, to set beside what happened.
     const impactOf = impactProxies(proxies, plan.next);
-    const impact = await predictConnectionImpact(db, poolId, impactOf, null);
+    // In the transaction: a second connection while holding the pool lock starves under contention.
+    const impact = await predictConnectionImpact(tx, poolId, impactOf, null);
     if (!input.reason?.trim()) refuseUnannouncedBreak(impactOf, impact);
     const before = proxies.find((p) => p.id === input.proxyId)!;
     const action = plan.transition.action;
