@@ -3,83 +3,26 @@
  * same as the console's /api/v1 route) and the integration tier's throwaway PostgreSQL. The fetch
  * given to tidectl hands each request to the handler in-process; no server, no port.
  */
-import { newId, roleScopes } from "@tide/contracts";
-import { createDb, type Db } from "@tide/db";
-import { appRouter, createCallerFactory, createContext, hashPassword } from "@tide/api";
-import { createOpenApiFetchHandler } from "trpc-to-openapi";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { newId } from "@tide/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "./cli";
+import { startTidectlHarness, type TidectlHarness } from "./testing/api-harness";
 
-declare module "vitest" {
-  /** From packages/devstack's integration global setup: a fresh, migrated database. */
-  interface ProvidedContext {
-    databaseUrl: string;
-  }
-}
-
-let db: Db;
-let token = "";
+let h: TidectlHarness;
 /** Names unique to this run, so the test owns its data whatever else the database holds. */
 const tag = newId("pool").slice(-6);
 const poolName = `cli-${tag}`;
 const directorName = `director-${tag}.test`;
 
 beforeAll(async () => {
-  db = createDb(inject("databaseUrl"), { max: 4 });
-  const userId = newId("user");
-  const email = `tidectl-${tag}@test.local`;
-  await db.user.create({
-    data: {
-      id: userId,
-      email,
-      name: "tidectl",
-      role: "admin",
-      passwordHash: await hashPassword("x".repeat(16)),
-    },
-  });
-  const caller = createCallerFactory(appRouter)({
-    db,
-    actor: {
-      kind: "user",
-      userId,
-      email,
-      name: "tidectl",
-      role: "admin",
-      tokenId: null,
-      label: email,
-      scopes: roleScopes.admin,
-    },
-  });
-  token = (await caller.tokens.create({ name: `tidectl-${tag}`, scopes: ["read", "operate", "admin"] }))
-    .token;
+  h = await startTidectlHarness(tag);
 });
 afterAll(async () => {
-  await db.$disconnect();
+  await h.close();
 });
 
-/** tidectl's fetch: straight into the REST handler, with this database. */
-async function handler(input: string, init: RequestInit): Promise<Response> {
-  const req = new Request(input, init);
-  return createOpenApiFetchHandler({
-    endpoint: "/api/v1",
-    router: appRouter,
-    req,
-    createContext: () => createContext({ headers: req.headers, db }),
-  });
-}
-
-async function tidectl(...argv: string[]) {
-  let out = "";
-  let err = "";
-  const code = await runCli(argv, {
-    stdout: (t) => void (out += t),
-    stderr: (t) => void (err += t),
-    cwd: process.cwd(),
-    env: { TIDE_TOKEN: token },
-    fetch: handler,
-  });
-  return { code, out, err };
-}
+const tidectl = (...argv: string[]) => h.tidectl(...argv);
+const handler = (input: string, init: RequestInit) => h.fetch(input, init);
 
 async function json<T>(...argv: string[]): Promise<T> {
   const r = await tidectl(...argv, "--json");

@@ -3,77 +3,28 @@
  * calls, so POST /enroll and the console URL of the enroll command are as in production) and the
  * integration tier's throwaway PostgreSQL. No server, no port: tidectl's fetch goes in-process.
  */
-import { newId, roleScopes } from "@tide/contracts";
-import { createDb, type Db } from "@tide/db";
-import { appRouter, createCallerFactory, handleRestRequest, hashPassword } from "@tide/api";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { newId } from "@tide/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "./cli";
+import { startTidectlHarness, type TidectlHarness } from "./testing/api-harness";
 
-declare module "vitest" {
-  /** From packages/devstack's integration global setup: a fresh, migrated database. */
-  interface ProvidedContext {
-    databaseUrl: string;
-  }
-}
-
-let db: Db;
-let token = "";
+let h: TidectlHarness;
 let readToken = "";
 /** Names unique to this run, so the test owns its data whatever else the database holds. */
 const tag = newId("host").slice(-6);
 const hostname = `cli-${tag}.test`;
 
 beforeAll(async () => {
-  db = createDb(inject("databaseUrl"), { max: 4 });
-  const userId = newId("user");
-  const email = `tidectl-host-${tag}@test.local`;
-  await db.user.create({
-    data: {
-      id: userId,
-      email,
-      name: "tidectl",
-      role: "admin",
-      passwordHash: await hashPassword("x".repeat(16)),
-    },
-  });
-  const caller = createCallerFactory(appRouter)({
-    db,
-    actor: {
-      kind: "user",
-      userId,
-      email,
-      name: "tidectl",
-      role: "admin",
-      tokenId: null,
-      label: email,
-      scopes: roleScopes.admin,
-    },
-  });
-  token = (await caller.tokens.create({ name: `tidectl-host-${tag}`, scopes: ["read", "operate", "admin"] }))
-    .token;
-  readToken = (await caller.tokens.create({ name: `tidectl-ro-${tag}`, scopes: ["read"] })).token;
+  h = await startTidectlHarness(`host-${tag}`, { TIDE_URL: "http://tide.test:3000" });
+  readToken = (await h.caller.tokens.create({ name: `tidectl-ro-${tag}`, scopes: ["read"] })).token;
 });
 afterAll(async () => {
-  await db.$disconnect();
+  await h.close();
 });
 
 /** tidectl's fetch (and the host's): straight into the REST handler, with this database. */
-function handler(input: string, init: RequestInit): Promise<Response> {
-  return handleRestRequest(new Request(input, init), { db });
-}
-
-async function tidectl(...argv: string[]) {
-  let out = "";
-  let err = "";
-  const code = await runCli(argv, {
-    stdout: (t) => void (out += t),
-    stderr: (t) => void (err += t),
-    cwd: process.cwd(),
-    env: { TIDE_TOKEN: token, TIDE_URL: "http://tide.test:3000" },
-    fetch: handler,
-  });
-  return { code, out, err };
-}
+const handler = (input: string, init: RequestInit) => h.fetch(input, init);
+const tidectl = (...argv: string[]) => h.tidectl(...argv);
 
 /** What `tide-agent enroll` does with the command's URL and token. */
 async function enroll(url: string, enrollToken: string) {

@@ -3,52 +3,18 @@
  * throwaway PostgreSQL (as host-commands.integration-test.ts): a drain's version has a report the
  * commands find by v<N>, <N>, tv_… or as the newest.
  */
-import { newId, roleScopes } from "@tide/contracts";
-import { createDb, type Db } from "@tide/db";
-import { appRouter, createCallerFactory, handleRestRequest, hashPassword } from "@tide/api";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { runCli } from "./cli";
+import { newId } from "@tide/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTidectlHarness, type TidectlHarness } from "./testing/api-harness";
 
-declare module "vitest" {
-  interface ProvidedContext {
-    databaseUrl: string;
-  }
-}
-
-let db: Db;
-let token = "";
+let h: TidectlHarness;
 const tag = newId("pool").slice(-6);
 const poolName = `ver-${tag}`;
+const tidectl = (...argv: string[]) => h.tidectl(...argv);
 
 beforeAll(async () => {
-  db = createDb(inject("databaseUrl"), { max: 4 });
-  const userId = newId("user");
-  const email = `tidectl-version-${tag}@test.local`;
-  await db.user.create({
-    data: {
-      id: userId,
-      email,
-      name: "tidectl",
-      role: "admin",
-      passwordHash: await hashPassword("x".repeat(16)),
-    },
-  });
-  const caller = createCallerFactory(appRouter)({
-    db,
-    actor: {
-      kind: "user",
-      userId,
-      email,
-      name: "tidectl",
-      role: "admin",
-      tokenId: null,
-      label: email,
-      scopes: roleScopes.admin,
-    },
-  });
-  token = (
-    await caller.tokens.create({ name: `tidectl-version-${tag}`, scopes: ["read", "operate", "admin"] })
-  ).token;
+  h = await startTidectlHarness(`version-${tag}`, { TIDE_URL: "http://tide.test:3000" });
+  const caller = h.caller;
   const pool = await caller.pools.create({
     name: poolName,
     hashFields: ["src_addr"],
@@ -67,21 +33,8 @@ beforeAll(async () => {
   await caller.proxies.drain({ proxyId: proxies[0]!.id, reason: "cli version test" });
 });
 afterAll(async () => {
-  await db.$disconnect();
+  await h.close();
 });
-
-async function tidectl(...argv: string[]) {
-  let out = "";
-  let err = "";
-  const code = await runCli(argv, {
-    stdout: (t) => void (out += t),
-    stderr: (t) => void (err += t),
-    cwd: process.cwd(),
-    env: { TIDE_TOKEN: token, TIDE_URL: "http://tide.test:3000" },
-    fetch: (input: string, init: RequestInit) => handleRestRequest(new Request(input, init), { db }),
-  });
-  return { code, out, err };
-}
 
 describe("tidectl version", () => {
   it("lists the pool's versions with their reports' state", async () => {

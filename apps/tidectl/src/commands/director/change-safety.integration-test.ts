@@ -4,22 +4,12 @@
  * (exit 1) when the proxies report connections the change would break, `--preview` says so first,
  * and `--reason` applies it. The proxy hosts' reports are written as ingest stores them.
  */
-import { newId, roleScopes } from "@tide/contracts";
-import { createDb, type Db, type Prisma } from "@tide/db";
-import { appRouter, createCallerFactory, createContext, hashPassword } from "@tide/api";
-import { createOpenApiFetchHandler } from "trpc-to-openapi";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { runCli } from "../../cli";
+import { newId } from "@tide/contracts";
+import type { Prisma } from "@tide/db";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTidectlHarness, type TidectlHarness } from "../../testing/api-harness";
 
-declare module "vitest" {
-  /** From packages/devstack's integration global setup: a fresh, migrated database. */
-  interface ProvidedContext {
-    databaseUrl: string;
-  }
-}
-
-let db: Db;
-let token = "";
+let h: TidectlHarness;
 /** Names and addresses unique to this run, so the test owns its data. */
 const tag = newId("pool").slice(-6);
 const poolName = `safe-${tag}`;
@@ -27,28 +17,7 @@ const directorName = `director-safe-${tag}.test`;
 const net = `198.18.${parseInt(tag.slice(-2), 36) % 250}`;
 const VIP = `${net}.10`;
 
-async function handler(input: string, init: RequestInit): Promise<Response> {
-  const req = new Request(input, init);
-  return createOpenApiFetchHandler({
-    endpoint: "/api/v1",
-    router: appRouter,
-    req,
-    createContext: () => createContext({ headers: req.headers, db }),
-  });
-}
-
-async function tidectl(...argv: string[]) {
-  let out = "";
-  let err = "";
-  const code = await runCli(argv, {
-    stdout: (t) => void (out += t),
-    stderr: (t) => void (err += t),
-    cwd: process.cwd(),
-    env: { TIDE_TOKEN: token },
-    fetch: handler,
-  });
-  return { code, out, err };
-}
+const tidectl = (...argv: string[]) => h.tidectl(...argv);
 
 /** A proxy host's fresh reading: `count` ESTABLISHED sockets on VIP:port (hosts.traffic). */
 async function report(hostname: string, port: number, count: number): Promise<void> {
@@ -64,7 +33,7 @@ async function report(hostname: string, port: number, count: number): Promise<vo
     established: [{ address: VIP, port, count }],
     history: [[at, count]],
   } as unknown as Prisma.InputJsonValue;
-  await db.host.upsert({
+  await h.db.host.upsert({
     where: { name: hostname },
     create: { id: newId("host"), name: hostname, roles: ["proxy"], traffic },
     update: { traffic },
@@ -72,36 +41,10 @@ async function report(hostname: string, port: number, count: number): Promise<vo
 }
 
 beforeAll(async () => {
-  db = createDb(inject("databaseUrl"), { max: 4 });
-  const userId = newId("user");
-  const email = `tidectl-safe-${tag}@test.local`;
-  await db.user.create({
-    data: {
-      id: userId,
-      email,
-      name: "tidectl",
-      role: "admin",
-      passwordHash: await hashPassword("x".repeat(16)),
-    },
-  });
-  const caller = createCallerFactory(appRouter)({
-    db,
-    actor: {
-      kind: "user",
-      userId,
-      email,
-      name: "tidectl",
-      role: "admin",
-      tokenId: null,
-      label: email,
-      scopes: roleScopes.admin,
-    },
-  });
-  token = (await caller.tokens.create({ name: `tidectl-safe-${tag}`, scopes: ["read", "operate", "admin"] }))
-    .token;
+  h = await startTidectlHarness(`safe-${tag}`);
 });
 afterAll(async () => {
-  await db.$disconnect();
+  await h.close();
 });
 
 describe("tidectl: changes that break connections", () => {
@@ -146,7 +89,7 @@ describe("tidectl: changes that break connections", () => {
       `${directorName} serves no pool: nothing breaks.\n`,
     );
     await ok("director", "remove", directorName, "--reason", "decommissioned");
-    const audit = await db.auditEvent.findMany({
+    const audit = await h.db.auditEvent.findMany({
       where: { action: { in: ["pool.binds", "director.unassign_pool", "director.remove"] }, outcome: "done" },
       select: { action: true, reason: true },
       orderBy: { createdAt: "asc" },
