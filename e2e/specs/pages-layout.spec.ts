@@ -85,7 +85,9 @@ const PAGES: PageCase[] = [
     label: "api-docs",
     open: async (page) => {
       await page.goto("/docs");
-      await expect(page.getByTestId("api-docs").locator(".opblock").first()).toBeVisible();
+      // Swagger UI renders every operation of /api/openapi.json before the first shows: on a busy
+      // 2-core machine that took 21–38 s here (a wait, not a measure).
+      await expect(page.getByTestId("api-docs").locator(".opblock").first()).toBeVisible({ timeout: 60_000 });
     },
   },
   {
