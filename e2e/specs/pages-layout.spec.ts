@@ -87,7 +87,7 @@ const PAGES: PageCase[] = [
       await page.goto("/docs");
       // Swagger UI renders every operation of /api/openapi.json before the first shows: on a busy
       // 2-core machine that took 21–38 s here (a wait, not a measure).
-      await expect(page.getByTestId("api-docs").locator(".opblock").first()).toBeVisible({ timeout: 60_000 });
+      await expect(page.getByTestId("api-docs").locator(".opblock").first()).toBeVisible({ timeout: 45_000 });
     },
   },
   {
