@@ -2,7 +2,7 @@ import type { AgentRedirectFlow, DataPlaneState, RedirectVipCounters } from "@ti
 import { createDb, type Db } from "@tide/db";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { callerFor, makePool, makeUser, restCall, truncateAll } from "../testing/fixtures";
-import { redirectCounters } from "../testing/redirect-counters";
+import { redirectCounters, vipCounters } from "../testing/redirect-counters";
 import { advanceChangeReports, recordRedirectFlows } from "./change-report.service";
 import { recordTraffic } from "./proxy-traffic.service";
 import { sample } from "@tide/diagnostics/fixtures";
@@ -27,15 +27,6 @@ function redirectState(
   vip: Partial<RedirectVipCounters>,
   flows: AgentRedirectFlow[] | null,
 ): DataPlaneState[] {
-  const counters = (c: Partial<RedirectVipCounters>): RedirectVipCounters => ({
-    forwarded_to_alternate: 0,
-    accepted_second_chance: 0,
-    accepted_alternate_hash: 0,
-    accepted_last_resort: 0,
-    accepted_established: 0,
-    accepted_syn: 0,
-    ...c,
-  });
   return [
     {
       component: "redirect",
@@ -47,12 +38,12 @@ function redirectState(
       directorCounters: null,
       redirectCounters: redirectCounters({ accepted_second_chance: 0, accepted_alternate_hash: 0 }),
       redirectVips: [
-        { address: VIP, port: 443, proto: "tcp", counters: counters(vip) },
+        { address: VIP, port: 443, proto: "tcp", counters: vipCounters(vip) },
         {
           address: "198.51.100.1",
           port: 80,
           proto: "tcp",
-          counters: counters({ accepted_last_resort: 999 }),
+          counters: vipCounters({ accepted_last_resort: 999 }),
         },
       ],
       countersReadAt: readAt.toISOString(),

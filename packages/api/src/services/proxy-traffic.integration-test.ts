@@ -12,7 +12,7 @@ import { sample } from "@tide/diagnostics/fixtures";
 import { createHostListener } from "../live/host-live";
 import { systemActorRef } from "../auth/actor";
 import { callerFor, makePool, makeUser, truncateAll } from "../testing/fixtures";
-import { redirectCounters } from "../testing/redirect-counters";
+import { redirectCounters, vipCounters } from "../testing/redirect-counters";
 import { createPool } from "./pool.service";
 import { alternateHashActivity, fleetLive, poolTraffic, recordTraffic } from "./proxy-traffic.service";
 
@@ -40,16 +40,6 @@ const redirect = (c: Partial<RedirectCounters>): DataPlaneState[] => [
     redirectCounters: redirectCounters(c),
   },
 ];
-
-const vipCounters = (c: Partial<RedirectVipCounters>): RedirectVipCounters => ({
-  forwarded_to_alternate: 0,
-  accepted_second_chance: 0,
-  accepted_alternate_hash: 0,
-  accepted_last_resort: 0,
-  accepted_established: 0,
-  accepted_syn: 0,
-  ...c,
-});
 
 /** A tide-redirect that reports per-VIP counters, read at `readAt`. */
 const redirectWithVips = (
