@@ -126,6 +126,16 @@ function failed(error: unknown) {
   return { text: `Could not check what breaks: ${errorMessage(error)}`, breaks: null, broken: null };
 }
 
+/** What a preview query says breaks, in words: its answer, why it failed, or nothing yet. */
+function safetyOf<T extends { breaks: boolean | null; broken: number | null }>(
+  preview: { data: T | undefined; error: unknown },
+  text: (data: T) => string,
+) {
+  const data = preview.data;
+  if (data) return { text: text(data), breaks: data.breaks, broken: data.broken };
+  return preview.error ? failed(preview.error) : undefined;
+}
+
 /** Unassign one pool from a director, saying first whether its connections break. */
 export function UnassignPool({
   directorId,
@@ -147,12 +157,7 @@ export function UnassignPool({
     gcTime: 0,
     retry: false,
   });
-  const data: UnassignPreview | undefined = preview.data;
-  const safety = data
-    ? { text: unassignText(data), breaks: data.breaks, broken: data.broken }
-    : preview.error
-      ? failed(preview.error)
-      : undefined;
+  const safety = safetyOf<UnassignPreview>(preview, unassignText);
   return (
     <SafetyConfirm
       label="Unassign"
@@ -185,12 +190,7 @@ export function RemoveDirector({
     gcTime: 0,
     retry: false,
   });
-  const data: DirectorRemovalPreview | undefined = preview.data;
-  const safety = data
-    ? { text: removalText(data), breaks: data.breaks, broken: data.broken }
-    : preview.error
-      ? failed(preview.error)
-      : undefined;
+  const safety = safetyOf<DirectorRemovalPreview>(preview, removalText);
   return (
     <SafetyConfirm
       label="Remove"
