@@ -51,6 +51,7 @@ install -D -m 755 "$app_dir/bin/tide-console" "$out/bin/tide-console"
 mkdir -p "$out/prisma"
 cp -a "$repo_root/prisma/migrations" "$out/prisma/migrations"
 cp "$repo_root/apps/tidectl/dist/tidectl.js" "$out/tidectl.js"
+cp -a "$repo_root/apps/tidectl/dist/tidectl-chunks" "$out/tidectl-chunks" # loaded on demand by tidectl.js
 chmod 755 "$out/tidectl.js"
 version="$(node -p 'require(process.argv[1]).version' "$app_dir/package.json")"
 commit="$(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo unknown)"

@@ -1,9 +1,9 @@
 /** One real process: the esbuild bundle (rebuilt here so it matches the sources). */
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { bundlePath, golden, repoRoot } from "./__fixtures__/paths";
 
@@ -40,6 +40,31 @@ describe("dist/tidectl.js", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it("keeps zod (the API commands' environment schema) out of the entry, in a chunk of its own", async () => {
+    // Help and the offline table tools load only the entry file; zod is ~750 KB of it otherwise.
+    const entry = await readFile(bundlePath, "utf8");
+    expect(entry).not.toMatch(/ZodError|\$ZodType/);
+    const chunkDir = join(dirname(bundlePath), "tidectl-chunks");
+    const chunks = await readdir(chunkDir);
+    const zodChunks = [];
+    for (const c of chunks.filter((f) => f.endsWith(".js")))
+      if (/\$ZodType/.test(await readFile(join(chunkDir, c), "utf8"))) zodChunks.push(c);
+    expect(zodChunks).toHaveLength(1);
+    expect(entry).toContain(`import("./tidectl-chunks/${zodChunks[0]}")`);
+    // Copied outside the repository (the console's release tree), the chunks still load as ES modules.
+    expect(JSON.parse(await readFile(join(chunkDir, "package.json"), "utf8"))).toEqual({ type: "module" });
+  });
+
+  it("loads the environment chunk for an API command", () => {
+    const r = spawnSync(process.execPath, [bundlePath, "pool", "list", "--url", "http://127.0.0.1:9"], {
+      encoding: "utf8",
+      env: { ...process.env, TIDE_URL: "", TIDE_TOKEN: "tide_test" },
+    });
+    // It got as far as connecting: the lazily loaded env.ts parsed TIDE_TOKEN.
+    expect(r.stderr).toContain("cannot reach http://127.0.0.1:9");
+    expect(r.status).toBe(1);
   });
 
   it("exits 2 with usage on an unknown command", () => {

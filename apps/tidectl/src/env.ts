@@ -1,10 +1,12 @@
 import { z } from "zod";
+import { DEFAULT_URL } from "./api/default-url";
 
 /**
  * tidectl's environment, parsed once here (the API commands' connection settings). Flags win
  * over the environment: --url over TIDE_URL, --token over TIDE_TOKEN.
+ * Loaded on demand by the API commands only (zod is most of the bundle's bytes; help and the
+ * offline table tools must not pay for it).
  */
-export const DEFAULT_URL = "http://localhost:3000";
 
 const Env = z.object({
   TIDE_URL: z

@@ -5,7 +5,7 @@
  */
 import { type ParseArgsConfig } from "node:util";
 import { EXIT_OK, UsageError, type CliIo, type Command } from "../cli-io";
-import { DEFAULT_URL, readEnv } from "../env";
+import { DEFAULT_URL } from "./default-url";
 import { parseOptions } from "../parse-options";
 import { ApiClient, checkConfig } from "./client";
 
@@ -80,6 +80,8 @@ Exit status: 0 ok, 1 the API refused or failed (message and field errors printed
         throw new UsageError(
           `expected ${spec.args.join(" ")}, got ${positionals.length} argument(s)`.replace(/\?/g, ""),
         );
+      // Imported here, not at the top: env.ts brings zod, which only the API commands need.
+      const { readEnv } = await import("../env");
       let env;
       try {
         env = readEnv(io.env);
