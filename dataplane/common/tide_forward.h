@@ -99,8 +99,11 @@ static inline void tide_prefix_mask(unsigned int bits, uint64_t mask[2])
 static inline void tide_addr_words(const uint8_t *addr, uint8_t family, uint64_t w[2])
 {
 	if (family == 4) {
-		w[0] = ((uint64_t)addr[0] << 56) | ((uint64_t)addr[1] << 48) |
-		       ((uint64_t)addr[2] << 40) | ((uint64_t)addr[3] << 32);
+		/* As a 32-bit big-endian load (one load and a byte swap, not four byte loads). */
+		uint32_t a = (uint32_t)addr[0] << 24 | (uint32_t)addr[1] << 16 |
+			     (uint32_t)addr[2] << 8 | (uint32_t)addr[3];
+
+		w[0] = (uint64_t)a << 32;
 		w[1] = 0;
 	} else {
 		w[0] = tide_be64_load(addr);
