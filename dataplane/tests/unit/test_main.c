@@ -15,6 +15,7 @@
 
 #include "../support/table_builder.h"
 #include "check.h"
+#include "core_tests.h"
 #include "service_tests.h"
 #include "tide_pipeline.h"
 
@@ -850,7 +851,7 @@ int main(int argc, char **argv)
 			    {"GLBD v3 vectors", test_v3_vectors}};
 	static void (*const plain_tests[])(void) = {
 		test_golden_compile, test_validation, test_v3_validation, test_bind_overlap,
-		test_pipeline,	     test_sd_notify,  test_reload_plan};
+		test_hash_plan,	     test_pipeline,   test_sd_notify,	  test_reload_plan};
 	int passed = 0, failed = 0;
 
 	if (argc > 1)
