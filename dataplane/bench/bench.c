@@ -9,8 +9,12 @@
  * is what the director adds per packet. Traffic: 64 proxies, 65,536 client addresses.
  *
  *   build/bench [--packets N] [--only baseline|pipeline] [--mix ipv4-tcp|mix]
+ *               [--fields BITS] [--alt-fields BITS]
  * Without --only it prints ns/packet for both loops and both mixes. With --only it runs one loop
- * once, for instruction counts under callgrind (see `make bench`).
+ * once, for instruction counts under callgrind (see `make bench`). --fields / --alt-fields set
+ * the table's hash fields (TIDE_HASH_* bits, e.g. 0xf for all four, 0x1 for src_addr, the
+ * default; alt fields add the migration's second hash and hops), to compare the hashing plan's
+ * paths.
  */
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -39,8 +43,9 @@ struct bench_pkt {
 static struct bench_pkt *pool;
 static struct bench_pkt *tx_ring[BENCH_POOL];
 static struct tide_fwd_set *set;
-/* A v2 table: hashed on the director's default fields, src_addr (the table carries none). */
-static const struct tide_hash_config hash_cfg = {TIDE_HASH_SRC_ADDR, 0};
+/* A v2 table: hashed on the director's default fields, src_addr unless --fields (the table
+ * carries none). */
+static struct tide_hash_config hash_cfg = {TIDE_HASH_SRC_ADDR, 0};
 static struct tide_encap_params encap = {{2, 0, 0, 0, 0, 1}, {2, 0, 0, 0, 0, 0xfe}, 0};
 static volatile uint64_t sink;
 
@@ -237,6 +242,8 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {{"packets", required_argument, NULL, 'n'},
 					     {"only", required_argument, NULL, 'o'},
 					     {"mix", required_argument, NULL, 'm'},
+					     {"fields", required_argument, NULL, 'f'},
+					     {"alt-fields", required_argument, NULL, 'a'},
 					     {NULL, 0, NULL, 0}};
 	uint64_t n = 20u * 1000 * 1000;
 	const char *only = NULL;
@@ -249,8 +256,17 @@ int main(int argc, char **argv)
 			only = optarg;
 		else if (c == 'm')
 			mix = strcmp(optarg, "mix") == 0;
+		else if (c == 'f')
+			hash_cfg.fields = (uint8_t)strtoul(optarg, NULL, 0);
+		else if (c == 'a')
+			hash_cfg.alt_fields = (uint8_t)strtoul(optarg, NULL, 0);
 		else
 			return 2;
+	}
+	if (hash_cfg.fields == 0 || hash_cfg.fields > TIDE_HASH_ALL ||
+	    hash_cfg.alt_fields > TIDE_HASH_ALL) {
+		fprintf(stderr, "bench: hash fields are TIDE_HASH_* bits, 0x1..0xf\n");
+		return 2;
 	}
 	n -= n % BENCH_BURST;
 	pool = aligned_alloc(64, sizeof(*pool) * BENCH_POOL);
@@ -263,8 +279,9 @@ int main(int argc, char **argv)
 		printf("%s: %llu packets\n", only, (unsigned long long)n);
 		return 0;
 	}
-	printf("tide-director packet path, one core, 64 proxies, %llu packets per measurement\n",
-	       (unsigned long long)n);
+	printf("tide-director packet path, one core, 64 proxies, hash fields 0x%x (alt 0x%x), "
+	       "%llu packets per measurement\n",
+	       hash_cfg.fields, hash_cfg.alt_fields, (unsigned long long)n);
 	printf("%-9s %12s %12s %12s %9s\n", "mix", "rx->tx ns", "director ns", "added ns",
 	       "forwarded");
 	for (int m = 0; m < 2; m++) {
