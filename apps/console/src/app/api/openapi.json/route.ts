@@ -1,8 +1,7 @@
 import { openApiDocument } from "@tide/api";
+import { jsonDocumentHandler } from "~/features/api-docs/document-response";
 
-/** The OpenAPI 3 document of the REST API under /api/v1 (public: it holds no data). */
+/** The OpenAPI 3.1 document of the REST API under /api/v1 (public: it holds no data). */
 export const dynamic = "force-dynamic";
 
-export function GET(): Response {
-  return Response.json(openApiDocument(), { headers: { "cache-control": "no-cache" } });
-}
+export const GET = jsonDocumentHandler(() => openApiDocument());
