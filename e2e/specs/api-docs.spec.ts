@@ -13,8 +13,9 @@ test("API docs render the operations, CSP-clean", async ({ page }) => {
   const response = await page.goto("/docs");
   expect(response?.headers()["content-security-policy"]).toContain("script-src 'self' 'nonce-");
   const docs = page.getByTestId("api-docs");
-  // Swagger UI renders every operation before the first shows: 21–38 s on a busy 2-core machine.
-  await expect(docs.locator(".opblock").first()).toBeVisible({ timeout: 45_000 });
+  // Swagger UI draws the 3.0 form of the document (about 3 s of CPU; the 3.1 form took about 9 s,
+  // 21–38 s on a busy 2-core machine): the expect timeout, with room for a busy machine.
+  await expect(docs.locator(".opblock").first()).toBeVisible({ timeout: 15_000 });
   await expect(docs).toContainText("Audit log, newest first");
   await expect(docs).toContainText("/proxies/{proxyId}/drain");
   expect(await docs.locator(".opblock").count()).toBeGreaterThan(20);
