@@ -1,7 +1,6 @@
 import type { Db } from "@tide/db";
 import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { createOpenApiFetchHandler } from "trpc-to-openapi";
 import { createContext, presentsHostToken, type Context } from "../context";
 import { restMethodsFor } from "../openapi";
 import { isTideError } from "@tide/contracts";
@@ -9,6 +8,7 @@ import { BUSY_RETRY_AFTER_S, busyErrorFrom } from "../db";
 import { appRouter } from "../routers/_app";
 import { admissionBytesOf, ingestAdmission, type IngestAdmission } from "./ingest-admission";
 import { ingestDirect } from "./ingest-route";
+import { openApiResponse } from "./openapi-handler";
 import { trpcCodeFor } from "../trpc";
 import {
   bodyLimitFor,
@@ -156,12 +156,10 @@ async function handleRest(
     if (text instanceof RequestRefusal) return refusalResponse(text, "rest");
     body = text;
   }
-  const res = await createOpenApiFetchHandler({
+  const res = await openApiResponse(rebuilt(req, body), body, {
     endpoint: REST_ENDPOINT,
-    router: appRouter,
-    req: rebuilt(req, body),
-    createContext: () => ctx,
-    onError: opts.onError ? ({ error, path }) => opts.onError?.({ error, path }) : undefined,
+    ctx,
+    onError: opts.onError,
   });
   return withRetryAfter(res);
 }

@@ -4,8 +4,8 @@ import { systemActorRef, type Actor } from "../auth/actor";
 import { hashPassword } from "../auth/secrets";
 import { createPool } from "../services/pool.service";
 import { appRouter } from "../routers/_app";
-import { createOpenApiFetchHandler } from "trpc-to-openapi";
 import { createContext } from "../context";
+import { openApiResponse } from "../http/openapi-handler";
 import { createCallerFactory } from "../trpc";
 
 /** Test fixtures for integration tests against a real PostgreSQL (each test file owns its data). */
@@ -73,16 +73,11 @@ export async function restCall(
 ): Promise<{ status: number; body: Record<string, unknown> | null }> {
   const headers = new Headers({ "content-type": "application/json" });
   if (opts.token) headers.set("authorization", `Bearer ${opts.token}`);
-  const req = new Request(`http://localhost/api/v1${path}`, {
-    method,
-    headers,
-    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-  });
-  const res = await createOpenApiFetchHandler({
+  const body = opts.body === undefined ? null : JSON.stringify(opts.body);
+  const req = new Request(`http://localhost/api/v1${path}`, { method, headers, body });
+  const res = await openApiResponse(req, body, {
     endpoint: "/api/v1",
-    router: appRouter,
-    req,
-    createContext: () => createContext({ headers: req.headers, db }),
+    ctx: await createContext({ headers: req.headers, db }),
   });
   const text = await res.text();
   return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : null };
