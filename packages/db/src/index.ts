@@ -21,3 +21,4 @@ export * from "./repositories/observation-rollup-columns";
 export * from "./repositories/findings";
 export * from "./repositories/host-traffic";
 export * from "./repositories/redirect-flows";
+export * from "./repositories/pool-summaries";

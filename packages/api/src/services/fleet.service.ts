@@ -11,6 +11,7 @@ import {
 import {
   bindSelect,
   poolPublicSelect,
+  poolSummaries,
   proxySelect,
   tableVersionSummarySelect,
   type Db,
@@ -111,9 +112,9 @@ function toPoolSummary(p: PoolWithRelations): PoolSummary {
   };
 }
 
+/** Every pool's summary, in one statement (poolSummaries: the API's most read page). */
 export async function listPools(db: Db): Promise<PoolSummary[]> {
-  const pools = await db.pool.findMany({ select: poolSummaryInclude, orderBy: { name: "asc" } });
-  return pools.map(toPoolSummary);
+  return (await poolSummaries(db)).map(toPoolSummary);
 }
 
 export async function getPool(db: Db, poolId: string): Promise<PoolDetail> {
