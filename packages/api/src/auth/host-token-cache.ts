@@ -6,8 +6,10 @@
  * revocation and records lastUsedAt).
  *
  * Revocation: revokeHostToken evicts the token here at once, so this process refuses it from the
- * next request; another console process (one database, several consoles) refuses it within
- * HOST_TOKEN_CACHE_TTL_MS. Unknown and revoked tokens are never cached (always a database read).
+ * next request; another console process (one database, several consoles) evicts it when the
+ * database announces the revocation (AUTH_CHANNEL, migration auth_notify; host-tokens.service.ts
+ * listens), and within HOST_TOKEN_CACHE_TTL_MS at the latest. Unknown and revoked tokens are never
+ * cached (always a database read).
  */
 import type { HostCaller } from "./host-tokens.service";
 
@@ -62,6 +64,11 @@ export class HostTokenCache {
   evictToken(tokenId: string): void {
     this.revoked.add(tokenId);
     for (const [digest, e] of this.byDigest) if (e.caller.tokenId === tokenId) this.byDigest.delete(digest);
+  }
+
+  /** Forget every token (their table was truncated): each reads the database again. */
+  clear(): void {
+    this.byDigest.clear();
   }
 
   get size(): number {

@@ -11,6 +11,7 @@ import {
 import type { HostTokenSummary } from "../schemas/hosts.schema";
 import { recordAudit } from "../services/audit.service";
 import { actorRef, type Actor } from "./actor";
+import { listenForAuthChanges } from "../live/host-live";
 import { HostTokenCache } from "./host-token-cache";
 import { digestSecret, randomSecret } from "./secrets";
 
@@ -122,7 +123,8 @@ export async function revokeHostToken(db: Db, actor: Actor, tokenId: string): Pr
     data: { revokedAt: new Date() },
     select: hostTokenSummarySelect,
   });
-  // Refused from this process's next request on (other consoles: within the cache's TTL).
+  // Refused from this process's next request on; other consoles hear it from the database
+  // (migration auth_notify), or at the latest within the cache's TTL.
   hostTokenCacheFor(db).evictToken(tokenId);
   await recordAudit(db, {
     ...actorRef(actor),
@@ -141,8 +143,17 @@ const caches = new WeakMap<Db, HostTokenCache>();
 export function hostTokenCacheFor(db: Db): HostTokenCache {
   let c = caches.get(db);
   if (!c) {
-    c = new HostTokenCache();
+    const cache = new HostTokenCache();
+    c = cache;
     caches.set(db, c);
+    // A revocation by another console (or anyone's SQL) ends the entry when the database announces
+    // it; without the LISTEN, the TTL alone bounds it (as before).
+    listenForAuthChanges((change) => {
+      if (change.startsWith("host-token:")) cache.evictToken(change.slice("host-token:".length));
+      else if (change === "all" || change === "host-token") cache.clear();
+    }).catch((e: unknown) =>
+      console.error("host token cache: LISTEN failed; the TTL alone bounds revocations", e),
+    );
   }
   return c;
 }

@@ -2,6 +2,8 @@ import { newId, roleScopes, TideError, type ApiTokenSummary, type Scope } from "
 import type { Db } from "@tide/db";
 import { recordAudit } from "../services/audit.service";
 import { actorRef, type Actor } from "./actor";
+import { listenForAuthChanges } from "../live/host-live";
+import { ApiTokenCache } from "./auth-cache";
 import { digestSecret, randomSecret } from "./secrets";
 
 /** Every API token starts with this, so secret scanners and humans recognise it. */
@@ -102,6 +104,8 @@ export async function revokeToken(db: Db, actor: Actor, tokenId: string): Promis
     data: { revokedAt: new Date() },
     select: tokenSummarySelect,
   });
+  // Refused by this process from now on; other consoles hear it from the database (auth_notify).
+  apiTokenCacheFor(db).evict("token", tokenId);
   await recordAudit(db, {
     ...actorRef(actor),
     action: "token.revoke",
@@ -113,14 +117,43 @@ export async function revokeToken(db: Db, actor: Actor, tokenId: string): Promis
   return toSummary(row);
 }
 
+const caches = new WeakMap<object, ApiTokenCache>();
+
+/** This process's API token cache for `db` (notified over the process's shared LISTEN connection). */
+export function apiTokenCacheFor(db: Db): ApiTokenCache {
+  let c = caches.get(db);
+  if (!c) {
+    c = new ApiTokenCache(listenForAuthChanges);
+    caches.set(db, c);
+  }
+  return c;
+}
+
+/** How often a token's use is recorded at most, ms: hot runbooks do not write on every call. */
+const LAST_USED_EVERY_MS = 60_000;
+
 /**
  * Resolve a bearer token to an actor. A token acts with the intersection of its scopes and its
- * creator's current role, so demoting a user also limits the tokens they made.
+ * creator's current role, so demoting a user also limits the tokens they made. Answered from this
+ * process's memory while the database has announced no change to the token or its user
+ * (auth-cache.ts); unknown, revoked and expired tokens are never remembered.
  */
 export async function actorFromToken(db: Db, token: string): Promise<Actor | null> {
   if (!token.startsWith(TOKEN_PREFIX)) return null;
+  const digest = digestSecret(token);
+  const cache = apiTokenCacheFor(db);
+  const hit = cache.get(digest);
+  if (hit) {
+    const now = Date.now();
+    if (hit.lastUsedAt === null || now - hit.lastUsedAt > LAST_USED_EVERY_MS) {
+      hit.lastUsedAt = now;
+      await db.apiToken.update({ where: { id: hit.tokenId }, data: { lastUsedAt: new Date(now) } });
+    }
+    return hit.actor;
+  }
+  const generation = cache.begin();
   const row = await db.apiToken.findUnique({
-    where: { tokenHash: digestSecret(token) },
+    where: { tokenHash: digest },
     select: {
       id: true,
       name: true,
@@ -135,13 +168,14 @@ export async function actorFromToken(db: Db, token: string): Promise<Actor | nul
   if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now) || row.createdBy.disabledAt) {
     return null;
   }
-  // Record use at most once a minute to keep hot runbooks from writing on every call.
-  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > 60_000) {
+  let lastUsedAt = row.lastUsedAt?.getTime() ?? null;
+  if (lastUsedAt === null || now.getTime() - lastUsedAt > LAST_USED_EVERY_MS) {
     await db.apiToken.update({ where: { id: row.id }, data: { lastUsedAt: now } });
+    lastUsedAt = now.getTime();
   }
   const held = roleScopes[row.createdBy.role];
   const scopes = (row.scopes as Scope[]).filter((s) => held.includes(s));
-  return {
+  const actor: Actor = {
     kind: "token",
     userId: row.createdBy.id,
     email: row.createdBy.email,
@@ -151,4 +185,16 @@ export async function actorFromToken(db: Db, token: string): Promise<Actor | nul
     label: `token ${row.name} (${row.createdBy.email})`,
     scopes,
   };
+  cache.set(
+    digest,
+    {
+      actor,
+      tokenId: row.id,
+      userId: row.createdBy.id,
+      tokenExpiresAt: row.expiresAt?.getTime() ?? null,
+      lastUsedAt,
+    },
+    generation,
+  );
+  return actor;
 }

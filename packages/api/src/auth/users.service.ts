@@ -1,5 +1,6 @@
 import { newId, normalizeEmail, roleScopes, TideError, type Role, type UserSummary } from "@tide/contracts";
 import { Prisma, type Db } from "@tide/db";
+import { apiTokenCacheFor } from "./tokens.service";
 import { recordAudit } from "../services/audit.service";
 import { actorRef, type Actor } from "./actor";
 import { passwordProblem } from "./password-policy";
@@ -149,7 +150,7 @@ export async function updateUser(
   actor: Actor,
   input: { userId: string; name?: string | undefined; role?: Role | undefined },
 ): Promise<UserSummary> {
-  return db.$transaction(async (tx) => {
+  const summary = await db.$transaction(async (tx) => {
     const before = await userOrThrow(tx, input.userId);
     if (input.role !== undefined) {
       refuseGrantBeyondCaller(actor, input.role, `make ${before.email} ${input.role}`, before.role);
@@ -172,6 +173,10 @@ export async function updateUser(
     });
     return toSummary(after);
   });
+  // Its tokens act with the new role (or not at all) in this process from now on; other
+  // consoles hear it from the database (migration auth_notify).
+  apiTokenCacheFor(db).evict("user", input.userId);
+  return summary;
 }
 
 /**
@@ -179,7 +184,7 @@ export async function updateUser(
  * (tokens.service refuses tokens of disabled users). The last enabled admin cannot be disabled.
  */
 export async function disableUser(db: Db, actor: Actor, userId: string): Promise<UserSummary> {
-  return db.$transaction(async (tx) => {
+  const summary = await db.$transaction(async (tx) => {
     const before = await userOrThrow(tx, userId);
     if (before.disabledAt) {
       throw new TideError(
@@ -204,11 +209,15 @@ export async function disableUser(db: Db, actor: Actor, userId: string): Promise
     });
     return toSummary(after);
   });
+  // Its tokens act with the new role (or not at all) in this process from now on; other
+  // consoles hear it from the database (migration auth_notify).
+  apiTokenCacheFor(db).evict("user", userId);
+  return summary;
 }
 
 /** Enable a disabled user again (their unrevoked tokens work again). */
 export async function enableUser(db: Db, actor: Actor, userId: string): Promise<UserSummary> {
-  return db.$transaction(async (tx) => {
+  const summary = await db.$transaction(async (tx) => {
     const before = await userOrThrow(tx, userId);
     if (!before.disabledAt) throw new TideError("conflict", `${before.email} is not disabled.`);
     const after = await tx.user.update({
@@ -226,6 +235,10 @@ export async function enableUser(db: Db, actor: Actor, userId: string): Promise<
     });
     return toSummary(after);
   });
+  // Its tokens act with the new role (or not at all) in this process from now on; other
+  // consoles hear it from the database (migration auth_notify).
+  apiTokenCacheFor(db).evict("user", userId);
+  return summary;
 }
 
 /** Set a new password (generated when none is given, returned only here) and end the user's sessions. */

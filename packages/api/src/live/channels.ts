@@ -18,3 +18,11 @@ export const POOLS_CHANNEL = "tide_pools";
  * The migration's SQL spells it too: migrations are history and never change.
  */
 export const DESIRED_CHANNEL = "tide_desired";
+
+/**
+ * Channel the database notifies (triggers of migration auth_notify) when what authenticates a
+ * caller changed: "token:<id>" (an API token revoked, expired, rescoped), "user:<id>" (a role, a
+ * disabled user), "host-token:<id>" (a host token revoked), "all" (a table truncated). The
+ * authentication caches (auth/auth-cache.ts, auth/host-token-cache.ts) forget what it names.
+ */
+export const AUTH_CHANNEL = "tide_auth";

@@ -11,7 +11,7 @@ import { latestSample, samplesBetween, type Db } from "@tide/db";
 import pg from "pg";
 import { apiEnv } from "../env";
 import { findHost } from "../services/host.service";
-import { DESIRED_CHANNEL, OBSERVATIONS_CHANNEL, POOLS_CHANNEL } from "./channels";
+import { AUTH_CHANNEL, DESIRED_CHANNEL, OBSERVATIONS_CHANNEL, POOLS_CHANNEL } from "./channels";
 
 /**
  * Live host view for the console: what the host page shows, computed from stored samples, and a
@@ -198,7 +198,14 @@ const DESIRED_KEY = "*desired";
 /** Subscriber key of one pool's page (POOLS_CHANNEL payload: the pool id). */
 const POOL_KEY_PREFIX = "*pool:";
 
-type Subscriber = (change: HostChange) => void;
+/** Subscriber key of authentication changes (AUTH_CHANNEL payloads, and the connection's state). */
+const AUTH_KEY = "*auth";
+/** To AUTH_KEY: the connection was lost; notifications may be missed until AUTH_RECONNECTED. */
+export const AUTH_LOST = "*lost";
+/** To AUTH_KEY: the connection is back; anything may have changed meanwhile. */
+export const AUTH_RECONNECTED = "*reconnected";
+
+type Subscriber = (change: string) => void;
 
 /** Reconnect delays of the shared LISTEN connection after it failed, ms (the last one repeats). */
 const RECONNECT_MS = [250, 1000, 2000, 5000];
@@ -262,6 +269,10 @@ class SharedListener {
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.url() });
     client.on("notification", (n) => {
+      if (n.channel === AUTH_CHANNEL) {
+        this.emit(AUTH_KEY, n.payload ?? "all");
+        return;
+      }
       if (n.channel === DESIRED_CHANNEL) {
         this.emit(DESIRED_KEY, "samples");
         return;
@@ -281,7 +292,7 @@ class SharedListener {
     await client.connect();
     try {
       await client.query(
-        `LISTEN ${OBSERVATIONS_CHANNEL}; LISTEN ${DESIRED_CHANNEL}; LISTEN ${POOLS_CHANNEL}`,
+        `LISTEN ${OBSERVATIONS_CHANNEL}; LISTEN ${DESIRED_CHANNEL}; LISTEN ${POOLS_CHANNEL}; LISTEN ${AUTH_CHANNEL}`,
       );
     } catch (e) {
       await client.end().catch(() => undefined);
@@ -294,7 +305,7 @@ class SharedListener {
     this.client = client;
   }
 
-  private emit(hostId: string, change: HostChange): void {
+  private emit(hostId: string, change: string): void {
     for (const fn of this.subscribers.get(hostId) ?? []) {
       try {
         fn(change);
@@ -310,6 +321,7 @@ class SharedListener {
     client.removeAllListeners("end");
     void client.end().catch(() => undefined);
     console.error("live hosts: LISTEN connection lost; reconnecting", e);
+    this.emit(AUTH_KEY, AUTH_LOST);
     this.reconnect();
   }
 
@@ -323,7 +335,8 @@ class SharedListener {
         () => {
           this.failures = 0;
           // Whatever was notified while we were away is lost: everyone re-reads.
-          for (const hostId of [...this.subscribers.keys()]) this.emit(hostId, "findings");
+          for (const hostId of [...this.subscribers.keys()])
+            this.emit(hostId, hostId === AUTH_KEY ? AUTH_RECONNECTED : "findings");
         },
         (err: unknown) => {
           this.failures++;
@@ -362,7 +375,8 @@ export async function listenForHostSamples(
   hostId: string,
   onChange: (change: HostChange) => void,
 ): Promise<() => void> {
-  return sharedListener().subscribe(hostId, onChange);
+  // A host's key only ever receives HostChange (the auth signals go to AUTH_KEY alone).
+  return sharedListener().subscribe(hostId, (c) => onChange(c as HostChange));
 }
 
 /**
@@ -398,6 +412,16 @@ export async function listenForPool(
   }
 }
 
+/**
+ * Subscribe to authentication changes (AUTH_CHANNEL payloads: "token:<id>", "user:<id>",
+ * "host-token:<id>", "all") over the shared LISTEN connection, and to its state: AUTH_LOST when it
+ * broke (notifications may be missed from then on), AUTH_RECONNECTED when it is back. Resolves once
+ * the LISTEN is in place; rejects if the connection cannot be made now.
+ */
+export async function listenForAuthChanges(onChange: (change: string) => void): Promise<() => void> {
+  return sharedListener().subscribe(AUTH_KEY, onChange);
+}
+
 /** Subscribers of the shared LISTEN connection. */
 export function liveListenerSize() {
   return sharedListener().size();
@@ -407,7 +431,8 @@ export function liveListenerSize() {
 export function createHostListener(databaseUrl: string) {
   const l = new SharedListener(() => databaseUrl);
   return {
-    subscribe: (hostId: string, onChange: (change: HostChange) => void) => l.subscribe(hostId, onChange),
+    subscribe: (hostId: string, onChange: (change: HostChange) => void) =>
+      l.subscribe(hostId, (c) => onChange(c as HostChange)),
     subscribeDesired: (onChange: () => void) => l.subscribe(DESIRED_KEY, () => onChange()),
     subscribePool: (poolId: string, onChange: (what: "changed" | "traffic") => void) =>
       l.subscribe(`${POOL_KEY_PREFIX}${poolId}`, (c) => onChange(c === "samples" ? "traffic" : "changed")),
