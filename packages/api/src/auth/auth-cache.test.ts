@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AUTH_LOST, AUTH_RECONNECTED } from "../live/host-live";
+import { LISTEN_LOST, LISTEN_BACK } from "../live/host-live";
 import type { Actor } from "./actor";
 import { ApiTokenCache, type CachedToken } from "./auth-cache";
 
@@ -111,12 +111,12 @@ describe("ApiTokenCache", () => {
     const s = setup();
     await s.listening();
     resolve(s.cache, "d1", token("t1", "u1"));
-    s.notify(AUTH_LOST);
+    s.notify(LISTEN_LOST);
     expect(s.cache.trusting).toBe(false);
     expect(resolve(s.cache, "d1", token("t1", "u1")).hit).toBe(false);
     expect(resolve(s.cache, "d1", token("t1", "u1")).hit).toBe(false);
     expect(s.listens()).toBe(1); // the shared listener reconnects; no second subscription
-    s.notify(AUTH_RECONNECTED);
+    s.notify(LISTEN_BACK);
     expect(s.cache.size).toBe(0);
     resolve(s.cache, "d1", token("t1", "u1"));
     expect(resolve(s.cache, "d1", token("t1", "u1")).hit).toBe(true);

@@ -16,14 +16,12 @@
  * the token table (its last-used time is still written once a minute).
  */
 import type { Actor } from "./actor";
-import { AUTH_LOST, AUTH_RECONNECTED } from "../live/host-live";
+import { ListenGate, type Listen } from "../live/listen-gate";
 
 /** Longest an entry is trusted without reading the database, ms (notifications end it sooner). */
 export const API_TOKEN_CACHE_TTL_MS = 60_000;
 /** Tokens kept at most (the least recently resolved goes first). */
 export const API_TOKEN_CACHE_MAX = 10_000;
-/** After the LISTEN subscription failed, wait this long before trying again, ms. */
-const LISTEN_RETRY_MS = 10_000;
 
 export interface CachedToken {
   actor: Actor;
@@ -39,29 +37,29 @@ interface Entry extends CachedToken {
   cachedUntil: number;
 }
 
-/** Subscribes to AUTH_CHANNEL changes; resolves once listening. */
-type Listen = (onChange: (change: string) => void) => Promise<() => void>;
-
 export class ApiTokenCache {
   /** sha256 of the token -> what it resolved to (insertion order = age). */
   private readonly byDigest = new Map<string, Entry>();
-  /** Bumped by every change: a read that began under an older generation is not kept. */
-  private generation = 0;
-  /** "lost": subscribed, but the connection broke; the listener reconnects by itself. */
-  private state: "no" | "connecting" | "yes" | "lost" = "no";
-  private retryAt = 0;
+  private readonly gate: ListenGate;
 
   constructor(
-    private readonly listen: Listen,
+    listen: Listen,
     private readonly ttlMs = API_TOKEN_CACHE_TTL_MS,
     private readonly max = API_TOKEN_CACHE_MAX,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.gate = new ListenGate(
+      listen,
+      (payload) => this.payload(payload),
+      () => this.byDigest.clear(),
+      "API token cache",
+      now,
+    );
+  }
 
   /** What the token resolved to, if trusted now; undefined: read the database. */
   get(digest: string): CachedToken | undefined {
-    this.ensureListening();
-    if (this.state !== "yes") return undefined;
+    if (!this.gate.trusting) return undefined;
     const e = this.byDigest.get(digest);
     if (!e) return undefined;
     const now = this.now();
@@ -74,12 +72,12 @@ export class ApiTokenCache {
 
   /** Call before reading the database; pass the result to set(). */
   begin(): number {
-    return this.generation;
+    return this.gate.begin();
   }
 
   /** Remember what the database said at `generation` (begin()), unless something changed since. */
   set(digest: string, token: CachedToken, generation: number): void {
-    if (this.state !== "yes" || generation !== this.generation) return;
+    if (!this.gate.mayKeep(generation)) return;
     this.byDigest.delete(digest);
     if (this.byDigest.size >= this.max) {
       const oldest = this.byDigest.keys().next();
@@ -90,35 +88,15 @@ export class ApiTokenCache {
 
   /** Forget a token, or every token of a user: it changed (revoked, rescoped, its user changed). */
   evict(kind: "token" | "user", id: string): void {
-    this.generation++;
+    this.gate.changed();
     for (const [digest, e] of this.byDigest) {
       if ((kind === "token" ? e.tokenId : e.userId) === id) this.byDigest.delete(digest);
     }
   }
 
-  /** Forget everything. */
-  clear(): void {
-    this.generation++;
-    this.byDigest.clear();
-  }
-
-  /** An AUTH_CHANNEL payload, or the connection's state (AUTH_LOST, AUTH_RECONNECTED). */
+  /** An AUTH_CHANNEL payload, or the connection's state (LISTEN_LOST, LISTEN_BACK). */
   changed(change: string): void {
-    if (change === AUTH_LOST) {
-      this.state = "lost";
-      this.clear();
-      return;
-    }
-    if (change === AUTH_RECONNECTED) {
-      this.clear();
-      this.state = "yes";
-      return;
-    }
-    const colon = change.indexOf(":");
-    const kind = colon < 0 ? change : change.slice(0, colon);
-    const id = change.slice(colon + 1);
-    if (kind === "token" || kind === "user") this.evict(kind, id);
-    else if (kind !== "host-token") this.clear(); // "all", or a payload this version does not know
+    this.gate.signal(change);
   }
 
   get size(): number {
@@ -127,23 +105,14 @@ export class ApiTokenCache {
 
   /** Whether entries are trusted now (the LISTEN is in place). */
   get trusting(): boolean {
-    return this.state === "yes";
+    return this.gate.trusting;
   }
 
-  private ensureListening(): void {
-    if (this.state !== "no" || this.now() < this.retryAt) return;
-    this.state = "connecting";
-    this.listen((change) => this.changed(change)).then(
-      () => {
-        // Whatever changed before the subscription was made is in no entry: there are none yet.
-        this.clear();
-        if (this.state === "connecting") this.state = "yes";
-      },
-      (e: unknown) => {
-        this.state = "no";
-        this.retryAt = this.now() + LISTEN_RETRY_MS;
-        console.error("API token cache: LISTEN failed; reading every token from the database for now", e);
-      },
-    );
+  private payload(change: string): void {
+    const colon = change.indexOf(":");
+    const kind = colon < 0 ? change : change.slice(0, colon);
+    const id = change.slice(colon + 1);
+    if (kind === "token" || kind === "user") this.evict(kind, id);
+    else if (kind !== "host-token") this.byDigest.clear(); // "all", or a payload this version does not know
   }
 }

@@ -198,12 +198,18 @@ const DESIRED_KEY = "*desired";
 /** Subscriber key of one pool's page (POOLS_CHANNEL payload: the pool id). */
 const POOL_KEY_PREFIX = "*pool:";
 
-/** Subscriber key of authentication changes (AUTH_CHANNEL payloads, and the connection's state). */
+/**
+ * Channels whose subscribers are process-memory caches (listen-gate.ts): each gets the channel's
+ * payloads under its key, and the connection's state (LISTEN_LOST, LISTEN_BACK), because a cache
+ * must stop trusting what it holds the moment notifications may be missed.
+ */
 const AUTH_KEY = "*auth";
-/** To AUTH_KEY: the connection was lost; notifications may be missed until AUTH_RECONNECTED. */
-export const AUTH_LOST = "*lost";
-/** To AUTH_KEY: the connection is back; anything may have changed meanwhile. */
-export const AUTH_RECONNECTED = "*reconnected";
+const SIGNAL_KEYS: Record<string, string> = { [AUTH_CHANNEL]: AUTH_KEY };
+/** To a signal key: the connection was lost; notifications may be missed until LISTEN_BACK. */
+export const LISTEN_LOST = "*lost";
+/** To a signal key: the connection is back; anything may have changed meanwhile. */
+export const LISTEN_BACK = "*back";
+const isSignalKey = (key: string) => Object.values(SIGNAL_KEYS).includes(key);
 
 type Subscriber = (change: string) => void;
 
@@ -269,8 +275,9 @@ class SharedListener {
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.url() });
     client.on("notification", (n) => {
-      if (n.channel === AUTH_CHANNEL) {
-        this.emit(AUTH_KEY, n.payload ?? "all");
+      const signalKey = SIGNAL_KEYS[n.channel];
+      if (signalKey) {
+        this.emit(signalKey, n.payload || "all");
         return;
       }
       if (n.channel === DESIRED_CHANNEL) {
@@ -321,7 +328,7 @@ class SharedListener {
     client.removeAllListeners("end");
     void client.end().catch(() => undefined);
     console.error("live hosts: LISTEN connection lost; reconnecting", e);
-    this.emit(AUTH_KEY, AUTH_LOST);
+    for (const key of Object.values(SIGNAL_KEYS)) this.emit(key, LISTEN_LOST);
     this.reconnect();
   }
 
@@ -336,7 +343,7 @@ class SharedListener {
           this.failures = 0;
           // Whatever was notified while we were away is lost: everyone re-reads.
           for (const hostId of [...this.subscribers.keys()])
-            this.emit(hostId, hostId === AUTH_KEY ? AUTH_RECONNECTED : "findings");
+            this.emit(hostId, isSignalKey(hostId) ? LISTEN_BACK : "findings");
         },
         (err: unknown) => {
           this.failures++;
@@ -375,7 +382,7 @@ export async function listenForHostSamples(
   hostId: string,
   onChange: (change: HostChange) => void,
 ): Promise<() => void> {
-  // A host's key only ever receives HostChange (the auth signals go to AUTH_KEY alone).
+  // A host's key only ever receives HostChange (the caches' signals go to their own keys).
   return sharedListener().subscribe(hostId, (c) => onChange(c as HostChange));
 }
 
@@ -414,8 +421,8 @@ export async function listenForPool(
 
 /**
  * Subscribe to authentication changes (AUTH_CHANNEL payloads: "token:<id>", "user:<id>",
- * "host-token:<id>", "all") over the shared LISTEN connection, and to its state: AUTH_LOST when it
- * broke (notifications may be missed from then on), AUTH_RECONNECTED when it is back. Resolves once
+ * "host-token:<id>", "all") over the shared LISTEN connection, and to its state: LISTEN_LOST when it
+ * broke (notifications may be missed from then on), LISTEN_BACK when it is back. Resolves once
  * the LISTEN is in place; rejects if the connection cannot be made now.
  */
 export async function listenForAuthChanges(onChange: (change: string) => void): Promise<() => void> {
