@@ -18,6 +18,7 @@ import {
   type ProxyRow,
   type TableVersionSummaryRow,
 } from "@tide/db";
+import { poolListCacheFor } from "./pool-list-cache";
 import { changeInProgress, planProxyActions } from "./proxy-transition.plan";
 
 export function toProxy(p: ProxyRow): Proxy {
@@ -112,9 +113,12 @@ function toPoolSummary(p: PoolWithRelations): PoolSummary {
   };
 }
 
-/** Every pool's summary, in one statement (poolSummaries: the API's most read page). */
+/**
+ * Every pool's summary: from this process's memory while the fleet's revision is unchanged
+ * (pool-list-cache.ts), else in one statement (poolSummaries). The API's most read page.
+ */
 export async function listPools(db: Db): Promise<PoolSummary[]> {
-  return (await poolSummaries(db)).map(toPoolSummary);
+  return poolListCacheFor(db, async () => (await poolSummaries(db)).map(toPoolSummary)).get();
 }
 
 export async function getPool(db: Db, poolId: string): Promise<PoolDetail> {

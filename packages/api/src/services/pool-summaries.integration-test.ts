@@ -2,6 +2,7 @@ import { newId } from "@tide/contracts";
 import {
   bindSelect,
   createDb,
+  fleetRevision,
   poolPublicSelect,
   poolSummaries,
   proxySelect,
@@ -10,6 +11,9 @@ import {
 } from "@tide/db";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { makePool, truncateAll } from "../testing/fixtures";
+import pg from "pg";
+import { listPools } from "./fleet.service";
+import { PoolListCache } from "./pool-list-cache";
 import { insertCurrentTableVersion } from "./table.service";
 
 let db: Db;
@@ -99,5 +103,60 @@ describe("poolSummaries: every pool with its lists in one statement", () => {
 
   it("reads no pools as an empty list", async () => {
     expect(await poolSummaries(db)).toEqual([]);
+  });
+});
+
+describe("the pools list kept under the fleet's revision", () => {
+  it("reads the list again after any committed change, whoever wrote it, and not before", async () => {
+    const web = await makePool(db, "web", 2, { served: true });
+    let loads = 0;
+    const cache = new PoolListCache(
+      () => fleetRevision(db),
+      async () => {
+        loads++;
+        return listPools(db);
+      },
+    );
+    await cache.get();
+    await cache.get();
+    expect(loads).toBe(1);
+
+    // Plain SQL on another connection, as another console or an operator would: the next read
+    // sees it, with no notification to wait for.
+    const other = new pg.Client({ connectionString: inject("databaseUrl") });
+    await other.connect();
+    try {
+      await other.query("BEGIN");
+      await other.query("UPDATE proxies SET healthy = false WHERE pool_id = $1 AND slot = 0", [web.id]);
+      // Not committed: the list (and the revision) are as before.
+      expect((await cache.get()).find((p) => p.id === web.id)!.proxyCounts.unhealthy).toBe(0);
+      expect(loads).toBe(1);
+      await other.query("COMMIT");
+      expect((await cache.get()).find((p) => p.id === web.id)!.proxyCounts.unhealthy).toBe(1);
+      expect(loads).toBe(2);
+
+      // Each table the list shows raises the revision.
+      const changes = [
+        ["UPDATE pools SET description = 'x' WHERE id = $1", [web.id]],
+        ["UPDATE binds SET port_end = 444 WHERE pool_id = $1", [web.id]],
+        [`DELETE FROM "_DirectorToPool" WHERE "B" = $1`, [web.id]],
+        ["UPDATE directors SET hostname = 'renamed-director'", []],
+        ["DELETE FROM table_versions WHERE pool_id = $1", [web.id]],
+      ] as const;
+      for (const [sql, params] of changes) {
+        const before = await fleetRevision(db);
+        await other.query(sql, [...params]);
+        expect(await fleetRevision(db), sql).toBeGreaterThan(before!);
+        await cache.get();
+      }
+      expect(loads).toBe(2 + changes.length);
+      const read = (await cache.get()).find((p) => p.id === web.id)!;
+      expect(read.description).toBe("x");
+      expect(read.directorIds).toEqual([]);
+      expect(read.currentVersion).toBeNull();
+      expect(loads).toBe(2 + changes.length);
+    } finally {
+      await other.end();
+    }
   });
 });

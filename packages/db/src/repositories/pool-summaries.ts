@@ -109,3 +109,17 @@ export async function poolSummaries(
       : [],
   }));
 }
+
+/**
+ * The fleet's revision (fleet_revision, raised by the triggers of migration fleet_revision with
+ * every committed change to what the pools list shows), or null if its row is missing. On the
+ * pool's node-postgres directly: it is read on every pools list read.
+ */
+export async function fleetRevision(db: Db | Prisma.TransactionClient): Promise<bigint | null> {
+  const [row] = await rawRows<{ revision: string }>(
+    db,
+    "SELECT revision::text AS revision FROM fleet_revision WHERE id = 1",
+    [],
+  );
+  return row ? BigInt(row.revision) : null;
+}
