@@ -12,7 +12,8 @@ const { version } = JSON.parse(readFileSync(path.join(__dirname, "../../package.
 };
 
 /**
- * Headers every response carries. The Content-Security-Policy itself is set per request in
+ * Headers every response carries (server/security-headers.json: `tide-console serve` adds the same
+ * to the API answers it gives without Next, server/api-direct.ts). The Content-Security-Policy itself is set per request in
  * src/proxy.ts, because it carries a fresh script nonce.
  * Referrer-Policy strict-origin-when-cross-origin (the browsers' default), not no-referrer: under
  * no-referrer Chromium posts the console's own forms with `Origin: null`, which the sign-in and
@@ -20,13 +21,9 @@ const { version } = JSON.parse(readFileSync(path.join(__dirname, "../../package.
  * Other sites still see only the console's origin, never a path (pool names, ids), and nothing
  * at all over plain HTTP from an HTTPS page. src/app/layout.tsx's <meta name="referrer"> says the same.
  */
-const securityHeaders = [
-  { key: "X-Frame-Options", value: "DENY" },
-  { key: "Referrer-Policy", value: "strict-origin-when-cross-origin" },
-  { key: "X-Content-Type-Options", value: "nosniff" },
-  { key: "Cross-Origin-Opener-Policy", value: "same-origin" },
-  { key: "Permissions-Policy", value: "camera=(), microphone=(), geolocation=(), payment=()" },
-];
+const securityHeaders = JSON.parse(
+  readFileSync(path.join(__dirname, "server/security-headers.json"), "utf8"),
+) as { key: string; value: string }[];
 
 const config: NextConfig = {
   reactStrictMode: true,

@@ -15,6 +15,7 @@
 import http from "node:http";
 import https from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { answerDirectly } from "./api-direct";
 import { ConfigError, serverEnv, setProductionMode, setStandaloneConfig } from "./env";
 import { buildConfig, consoleLayout } from "./layout";
 import { notifyReady } from "./systemd";
@@ -79,6 +80,11 @@ export async function serve(): Promise<void> {
   const app = createNext({ dev: false, dir: appDir, hostname: env.TIDE_CONSOLE_HOST, port: env.PORT, conf });
 
   let handle: RequestHandler | null = null;
+  const edge = {
+    scheme: scheme as "http" | "https",
+    host: `${env.TIDE_CONSOLE_HOST.includes(":") ? `[${env.TIDE_CONSOLE_HOST}]` : env.TIDE_CONSOLE_HOST}:${env.PORT}`,
+    tls: tlsFiles !== null,
+  };
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     // The socket's peer, for sign-in throttling (PEER_ADDRESS_HEADER in @tide/api http/sign-in.ts,
     // which believes X-Forwarded-For only from TIDE_TRUSTED_PROXIES): Next gives route handlers no
@@ -93,6 +99,7 @@ export async function serve(): Promise<void> {
       res.writeHead(503, { "retry-after": "1" }).end();
       return;
     }
+    if (answerDirectly(req, res, edge)) return;
     handle(req, res).catch((e: unknown) => {
       console.error("tide-console: request failed:", e);
       if (!res.headersSent) res.writeHead(500);

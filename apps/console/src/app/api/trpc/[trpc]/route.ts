@@ -1,15 +1,10 @@
-import { handleTrpcRequest } from "@tide/api";
+import { trpcRequest } from "~/api-handlers";
 
-/** The console's tRPC endpoint: authenticated before bodies are read, bodies and batches capped. */
+/**
+ * The console's tRPC endpoint: authenticated before bodies are read, bodies and batches capped.
+ * `tide-console serve` answers it without Next's router (server/api-direct.ts); this route serves
+ * `next dev` and `next start`.
+ */
 export const dynamic = "force-dynamic";
 
-function handler(req: Request): Promise<Response> {
-  return handleTrpcRequest(req, {
-    onError: ({ error, path }) => {
-      if (error.code === "INTERNAL_SERVER_ERROR")
-        console.error(`tRPC ${path ?? "?"} failed:`, error.cause ?? error);
-    },
-  });
-}
-
-export { handler as GET, handler as POST };
+export { trpcRequest as GET, trpcRequest as POST };
