@@ -16,6 +16,8 @@ export interface BenchStack {
   baseURL: string;
   dbUrl: string;
   password: string;
+  /** The console's process id, also its process group (it is started detached): its CPU is that group's. */
+  pid: number;
   /** The console's last output (stdout + stderr, up to 64 kB). */
   log(): string;
   stop(): Promise<void>;
@@ -133,7 +135,7 @@ export async function startBenchStack(o: BenchStackOptions): Promise<BenchStack>
     console.log(
       `bench: console ${baseURL} (pid ${server.pid}), database on port ${cluster.port}, the console connected over ${process.env.TIDE_BENCH_PG_TCP === "1" ? "loopback TCP" : "its Unix socket"}`,
     );
-    return { baseURL, dbUrl: cluster.url, password, log: () => output, stop };
+    return { baseURL, dbUrl: cluster.url, password, pid: server.pid!, log: () => output, stop };
   } catch (e) {
     await stop();
     throw e;
