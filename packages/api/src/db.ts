@@ -1,13 +1,68 @@
 import { TideError } from "@tide/contracts";
-import { createDb, type Db } from "@tide/db";
+import { createDb, pgPoolOf, type Db } from "@tide/db";
 import { apiEnv } from "./env";
 
 let shared: Db | undefined;
 
-/** The process-wide Prisma client, created on first use from DATABASE_URL. */
+/**
+ * The process-wide Prisma client, created on first use from DATABASE_URL, with a pool of
+ * TIDE_DB_POOL_SIZE connections (fitted to the server at first use: fitPoolToServer).
+ */
 export function getDb(): Db {
-  shared ??= createDb(apiEnv().DATABASE_URL);
+  if (!shared) {
+    shared = createDb(apiEnv().DATABASE_URL, { max: apiEnv().TIDE_DB_POOL_SIZE });
+    void fitPoolToServer(shared);
+  }
   return shared;
+}
+
+/** Share of the server's connections for ordinary users that one console process takes at most. */
+export const POOL_SHARE_OF_SERVER = 1 / 3;
+
+/**
+ * The pool size a console may use on a server with `maxConnections` (max_connections) of which
+ * `reserved` are kept for superusers (superuser_reserved_connections + reserved_connections):
+ * at most POOL_SHARE_OF_SERVER of the rest (two consoles and other clients fit), less its LISTEN
+ * connection, and never under 2.
+ */
+export function poolSizeFor(wanted: number, maxConnections: number, reserved: number): number {
+  const fair = Math.floor((maxConnections - reserved) * POOL_SHARE_OF_SERVER) - 1;
+  return Math.max(2, Math.min(wanted, fair));
+}
+
+/**
+ * Shrink the pool when PostgreSQL cannot give it TIDE_DB_POOL_SIZE connections beside another
+ * console: a pool larger than the server allows fails under load with "too many connections"
+ * (answered 503, but every request that needed a new connection paid for the refusal), where a
+ * smaller pool queues its requests for a connection (connectTimeoutMs, then 503 busy). Logged
+ * once; a server that does not answer leaves the pool as configured.
+ */
+async function fitPoolToServer(db: Db): Promise<void> {
+  const pool = pgPoolOf(db);
+  if (!pool) return;
+  try {
+    const { rows } = await pool.query<{ max: number; reserved: number }>(
+      `SELECT current_setting('max_connections')::int AS max,
+              current_setting('superuser_reserved_connections')::int
+                + COALESCE(current_setting('reserved_connections', true)::int, 0) AS reserved`,
+    );
+    const row = rows[0];
+    if (!row) return;
+    const wanted = pool.options.max;
+    const size = poolSizeFor(wanted, row.max, row.reserved);
+    if (size < wanted) {
+      pool.options.max = size;
+      console.warn(
+        `database pool: TIDE_DB_POOL_SIZE is ${wanted}, but PostgreSQL's max_connections is ${row.max} ` +
+          `(${row.reserved} reserved); using ${size} connections (a third of the rest, less the LISTEN connection)`,
+      );
+    }
+  } catch (e) {
+    console.warn(
+      "database pool: could not read PostgreSQL's max_connections; keeping the pool as configured",
+      e,
+    );
+  }
 }
 
 /** How long /api/health waits for `SELECT 1` before it says the database does not answer. */

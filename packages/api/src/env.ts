@@ -14,6 +14,17 @@ function isAddressOrNetwork(entry: string): boolean {
 const schema = z.object({
   DATABASE_URL: z.string().url().describe("PostgreSQL URL; `npm run up` points it at the embedded cluster"),
   TIDE_SESSION_HOURS: z.coerce.number().int().min(1).max(720).default(12),
+  TIDE_DB_POOL_SIZE: z.coerce
+    .number()
+    .int()
+    .min(2)
+    .max(500)
+    .default(10)
+    .describe(
+      "Database connections one console process opens at most (its pool; the LISTEN connection is " +
+        "one more). At start the console reads PostgreSQL's max_connections and takes at most a " +
+        "third of what is left for ordinary users, so two consoles and the operator's own clients fit",
+    ),
   TIDE_TRUSTED_PROXIES: z
     .string()
     .default("")

@@ -1,4 +1,4 @@
-export { createDb, sqlTransaction, type Db, type SqlClient, type SqlQuery } from "./client";
+export { createDb, pgPoolOf, sqlTransaction, type Db, type SqlClient, type SqlQuery } from "./client";
 export * from "./selects";
 export {
   Prisma,
