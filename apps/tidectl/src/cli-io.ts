@@ -28,16 +28,9 @@ export class CommandError extends Error {
   override name = "CommandError";
 }
 
+/** A command's code, loaded with its group (its name and summary are in commands/listing.ts). */
 export interface Command {
   name: string;
-  summary: string;
   usage: string;
   run(args: string[], io: CliIo): Promise<number>;
-}
-
-/** A group of subcommands (e.g. "table"); later groups such as "pool" or "proxy" slot in here. */
-export interface CommandGroup {
-  name: string;
-  summary: string;
-  commands: Command[];
 }

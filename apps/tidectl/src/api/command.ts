@@ -5,6 +5,7 @@
  */
 import { type ParseArgsConfig } from "node:util";
 import { EXIT_OK, UsageError, type CliIo, type Command } from "../cli-io";
+import { commandSummary } from "../commands/listing";
 import { DEFAULT_URL } from "./default-url";
 import { parseOptions } from "../parse-options";
 import { ApiClient, checkConfig } from "./client";
@@ -28,8 +29,8 @@ export interface ApiOutput {
 }
 
 export interface ApiCommandSpec {
+  /** The command's name; its one-line summary is in commands/listing.ts. */
   name: string;
-  summary: string;
   /** Positional argument names, e.g. ["<pool>"]; an optional last one ends with "?". */
   args: string[];
   /** Command-specific options and their help lines. */
@@ -53,7 +54,7 @@ export function apiCommand(group: string, spec: ApiCommandSpec): Command {
   );
   const usage = `Usage: tidectl ${group} ${spec.name} ${[...spec.args, ...optionNames, "[--json]"].join(" ")}
 
-${spec.description ?? spec.summary}
+${spec.description ?? commandSummary(group, spec.name)}
 
 Options:
 ${[...(spec.optionHelp ?? []), ...COMMON_HELP].join("\n")}
@@ -62,7 +63,6 @@ Exit status: 0 ok, 1 the API refused or failed (message and field errors printed
 `;
   return {
     name: spec.name,
-    summary: spec.summary,
     usage,
     async run(argv: string[], io: CliIo): Promise<number> {
       const { values, positionals } = parseOptions(argv, {

@@ -1,5 +1,5 @@
 /** Directors over the REST API: list, register, assign/unassign pools, remove. */
-import { type CommandGroup } from "../../cli-io";
+import { type Command } from "../../cli-io";
 import { apiCommand, stringOption } from "../../api/command";
 import { directorId, poolId } from "../../api/resolve";
 import { type DirectorReply, type PoolSummaryReply } from "../../api/replies";
@@ -31,7 +31,6 @@ function membership(name: "assign" | "unassign") {
   const unassign = name === "unassign";
   return apiCommand(G, {
     name,
-    summary: unassign ? "stop a director serving a pool" : "make a director serve a pool",
     args: ["<director>", "<pool>"],
     ...(unassign
       ? {
@@ -65,61 +64,54 @@ function membership(name: "assign" | "unassign") {
   });
 }
 
-export const directorGroup: CommandGroup = {
-  name: G,
-  summary: "directors over the REST API (host names or dir_… ids)",
-  commands: [
-    apiCommand(G, {
-      name: "list",
-      summary: "list directors and the pools they serve",
-      args: [],
-      async run({ api }) {
-        const directors = await api.request<DirectorReply[]>("GET", "/directors");
-        if (directors.length === 0) return { reply: directors, text: "no directors\n" };
-        // The list names pools by id; one more call turns them into names.
-        const pools = await api.request<PoolSummaryReply[]>("GET", "/pools");
-        const names = new Map(pools.map((p) => [p.id, p.name]));
-        return {
-          reply: directors,
-          text: columns([
-            ["hostname", "id", "pools"],
-            ...directors.map((d) => [d.hostname, d.id, poolNames(d, names)]),
-          ]),
-        };
-      },
-    }),
-    apiCommand(G, {
-      name: "register",
-      summary: "register a director by the host name its agent reports",
-      args: ["<hostname>"],
-      async run({ api, args }) {
-        const d = await api.request<DirectorReply>("POST", "/directors", { hostname: args[0] });
-        return { reply: d, text: `registered ${directorLine(d)}\n` };
-      },
-    }),
-    membership("assign"),
-    membership("unassign"),
-    apiCommand(G, {
-      name: "remove",
-      summary: "remove a director",
-      args: ["<director>"],
-      options: { reason: { type: "string" }, preview: { type: "boolean" } },
-      optionHelp: [reasonHelp, previewHelp],
-      description:
-        "Remove a director: it stops serving each of its pools. The API refuses when it is the last\n" +
-        "director of a pool whose proxies report connections, unless --reason is given.",
-      async run({ api, args, values }) {
-        const id = await directorId(api, args[0]!);
-        if (values.preview) {
-          const p = await api.request<ChangeSafetyReply>("GET", `/directors/${id}/remove/preview`);
-          return { reply: p, text: `${p.message}\n` };
-        }
-        const r = await api.request<{ removed: DirectorReply }>(
-          "DELETE",
-          `/directors/${id}${reasonQuery(stringOption(values, "reason"))}`,
-        );
-        return { reply: r, text: `removed director ${r.removed.hostname} (${r.removed.id})\n` };
-      },
-    }),
-  ],
-};
+export const directorCommands: Command[] = [
+  apiCommand(G, {
+    name: "list",
+    args: [],
+    async run({ api }) {
+      const directors = await api.request<DirectorReply[]>("GET", "/directors");
+      if (directors.length === 0) return { reply: directors, text: "no directors\n" };
+      // The list names pools by id; one more call turns them into names.
+      const pools = await api.request<PoolSummaryReply[]>("GET", "/pools");
+      const names = new Map(pools.map((p) => [p.id, p.name]));
+      return {
+        reply: directors,
+        text: columns([
+          ["hostname", "id", "pools"],
+          ...directors.map((d) => [d.hostname, d.id, poolNames(d, names)]),
+        ]),
+      };
+    },
+  }),
+  apiCommand(G, {
+    name: "register",
+    args: ["<hostname>"],
+    async run({ api, args }) {
+      const d = await api.request<DirectorReply>("POST", "/directors", { hostname: args[0] });
+      return { reply: d, text: `registered ${directorLine(d)}\n` };
+    },
+  }),
+  membership("assign"),
+  membership("unassign"),
+  apiCommand(G, {
+    name: "remove",
+    args: ["<director>"],
+    options: { reason: { type: "string" }, preview: { type: "boolean" } },
+    optionHelp: [reasonHelp, previewHelp],
+    description:
+      "Remove a director: it stops serving each of its pools. The API refuses when it is the last\n" +
+      "director of a pool whose proxies report connections, unless --reason is given.",
+    async run({ api, args, values }) {
+      const id = await directorId(api, args[0]!);
+      if (values.preview) {
+        const p = await api.request<ChangeSafetyReply>("GET", `/directors/${id}/remove/preview`);
+        return { reply: p, text: `${p.message}\n` };
+      }
+      const r = await api.request<{ removed: DirectorReply }>(
+        "DELETE",
+        `/directors/${id}${reasonQuery(stringOption(values, "reason"))}`,
+      );
+      return { reply: r, text: `removed director ${r.removed.hostname} (${r.removed.id})\n` };
+    },
+  }),
+];

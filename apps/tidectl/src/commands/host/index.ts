@@ -2,7 +2,7 @@
  * Hosts over the REST API (admin tokens): enroll a new one (a one-time token and the command to
  * run on it), list, remove, and the enrollment tokens made so far.
  */
-import { CommandError, UsageError, type CommandGroup } from "../../cli-io";
+import { CommandError, UsageError, type Command } from "../../cli-io";
 import { type ApiClient } from "../../api/client";
 import { apiCommand, stringList, stringOption, type OptionValues } from "../../api/command";
 import {
@@ -63,109 +63,100 @@ async function enrollmentTokenId(api: ApiClient, ref: string): Promise<string> {
   );
 }
 
-export const hostGroup: CommandGroup = {
-  name: G,
-  summary: "hosts over the REST API: enroll (a one-time token), list, remove (admin scope)",
-  commands: [
-    apiCommand(G, {
-      name: "add",
-      summary: "make a one-time enrollment token and print the command to run on the host",
-      args: ["<hostname>"],
-      options: { role: { type: "string", multiple: true }, expires: { type: "string" } },
-      optionHelp: [
-        "  --role ROLES    proxy, director and/or host, comma-separated (required)",
-        "  --expires MIN   minutes until the token expires (default 60, 5 to 10080)",
-      ],
-      description:
-        "Make a one-time enrollment token for a new host and print it with the exact command to run on\n" +
-        "the host (tide-agent enroll <console URL> --token …). The token is shown only this once; the\n" +
-        "host trades it for its own host token. <hostname>: the name the host will have in the fleet.",
-      async run({ api, args, values }) {
-        const expiresInMinutes = minutes(stringOption(values, "expires"));
-        const reply = await api.request<EnrollmentTokenCreatedReply>("POST", "/enrollment-tokens", {
-          hostname: args[0],
-          roles: roles(values),
-          ...(expiresInMinutes === undefined ? {} : { expiresInMinutes }),
-        });
-        return { reply, text: addedText(reply, Date.now()) };
-      },
-    }),
-    apiCommand(G, {
-      name: "list",
-      summary: "list hosts with their roles and when their agent was last heard",
-      args: [],
-      async run({ api }) {
-        const hosts = await api.request<HostReply[]>("GET", "/hosts");
-        if (hosts.length === 0) return { reply: hosts, text: "no hosts\n" };
-        return {
-          reply: hosts,
-          text: columns([
-            ["hostname", "roles", "last seen", "agent", "findings", "id"],
-            ...hosts.map((h) => [
-              h.name,
-              h.roles.join(",") || "-",
-              `${h.lastSeenAt ?? "never"}${h.health.stale ? " (stale)" : ""}`,
-              h.agentVersion ?? "-",
-              String(h.health.openFindings),
-              h.id,
-            ]),
+export const hostCommands: Command[] = [
+  apiCommand(G, {
+    name: "add",
+    args: ["<hostname>"],
+    options: { role: { type: "string", multiple: true }, expires: { type: "string" } },
+    optionHelp: [
+      "  --role ROLES    proxy, director and/or host, comma-separated (required)",
+      "  --expires MIN   minutes until the token expires (default 60, 5 to 10080)",
+    ],
+    description:
+      "Make a one-time enrollment token for a new host and print it with the exact command to run on\n" +
+      "the host (tide-agent enroll <console URL> --token …). The token is shown only this once; the\n" +
+      "host trades it for its own host token. <hostname>: the name the host will have in the fleet.",
+    async run({ api, args, values }) {
+      const expiresInMinutes = minutes(stringOption(values, "expires"));
+      const reply = await api.request<EnrollmentTokenCreatedReply>("POST", "/enrollment-tokens", {
+        hostname: args[0],
+        roles: roles(values),
+        ...(expiresInMinutes === undefined ? {} : { expiresInMinutes }),
+      });
+      return { reply, text: addedText(reply, Date.now()) };
+    },
+  }),
+  apiCommand(G, {
+    name: "list",
+    args: [],
+    async run({ api }) {
+      const hosts = await api.request<HostReply[]>("GET", "/hosts");
+      if (hosts.length === 0) return { reply: hosts, text: "no hosts\n" };
+      return {
+        reply: hosts,
+        text: columns([
+          ["hostname", "roles", "last seen", "agent", "findings", "id"],
+          ...hosts.map((h) => [
+            h.name,
+            h.roles.join(",") || "-",
+            `${h.lastSeenAt ?? "never"}${h.health.stale ? " (stale)" : ""}`,
+            h.agentVersion ?? "-",
+            String(h.health.openFindings),
+            h.id,
           ]),
-        };
-      },
-    }),
-    apiCommand(G, {
-      name: "remove",
-      summary: "remove a host: its host tokens stop working at once",
-      args: ["<host>"],
-      description:
-        "Remove a host: its host tokens stop working at once, and its samples and findings go with it.\n" +
-        "Refused while a director has the host's name (remove the director first). <host>: host name or host_… id.",
-      async run({ api, args }) {
-        const r = await api.request<{ removed: { id: string; name: string; tokenIds: string[] } }>(
-          "DELETE",
-          `/hosts/${encodeURIComponent(args[0]!)}`,
-        );
-        const n = r.removed.tokenIds.length;
-        return {
-          reply: r,
-          text: `removed host ${r.removed.name} (${r.removed.id}); ${n} host token${n === 1 ? "" : "s"} no longer work${n === 1 ? "s" : ""}\n`,
-        };
-      },
-    }),
-    apiCommand(G, {
-      name: "tokens",
-      summary: "list enrollment tokens (newest first) with their state",
-      args: [],
-      async run({ api }) {
-        const tokens = await api.request<EnrollmentTokenReply[]>("GET", "/enrollment-tokens");
-        if (tokens.length === 0) return { reply: tokens, text: "no enrollment tokens\n" };
-        return {
-          reply: tokens,
-          text: columns([
-            ["hostname", "roles", "state", "expires", "created by", "id"],
-            ...tokens.map((t) => [
-              t.hostname,
-              t.roles.join(","),
-              t.state === "used" && t.usedAt ? `used ${t.usedAt}` : t.state,
-              t.expiresAt,
-              t.createdBy,
-              t.id,
-            ]),
+        ]),
+      };
+    },
+  }),
+  apiCommand(G, {
+    name: "remove",
+    args: ["<host>"],
+    description:
+      "Remove a host: its host tokens stop working at once, and its samples and findings go with it.\n" +
+      "Refused while a director has the host's name (remove the director first). <host>: host name or host_… id.",
+    async run({ api, args }) {
+      const r = await api.request<{ removed: { id: string; name: string; tokenIds: string[] } }>(
+        "DELETE",
+        `/hosts/${encodeURIComponent(args[0]!)}`,
+      );
+      const n = r.removed.tokenIds.length;
+      return {
+        reply: r,
+        text: `removed host ${r.removed.name} (${r.removed.id}); ${n} host token${n === 1 ? "" : "s"} no longer work${n === 1 ? "s" : ""}\n`,
+      };
+    },
+  }),
+  apiCommand(G, {
+    name: "tokens",
+    args: [],
+    async run({ api }) {
+      const tokens = await api.request<EnrollmentTokenReply[]>("GET", "/enrollment-tokens");
+      if (tokens.length === 0) return { reply: tokens, text: "no enrollment tokens\n" };
+      return {
+        reply: tokens,
+        text: columns([
+          ["hostname", "roles", "state", "expires", "created by", "id"],
+          ...tokens.map((t) => [
+            t.hostname,
+            t.roles.join(","),
+            t.state === "used" && t.usedAt ? `used ${t.usedAt}` : t.state,
+            t.expiresAt,
+            t.createdBy,
+            t.id,
           ]),
-        };
-      },
-    }),
-    apiCommand(G, {
-      name: "revoke",
-      summary: "revoke a pending enrollment token",
-      args: ["<token>"],
-      description:
-        "Revoke a pending enrollment token. <token>: its enr_… id, or the host name it was made for.",
-      async run({ api, args }) {
-        const id = await enrollmentTokenId(api, args[0]!);
-        const t = await api.request<EnrollmentTokenReply>("DELETE", `/enrollment-tokens/${id}`);
-        return { reply: t, text: `revoked enrollment token ${t.id} for ${t.hostname}\n` };
-      },
-    }),
-  ],
-};
+        ]),
+      };
+    },
+  }),
+  apiCommand(G, {
+    name: "revoke",
+    args: ["<token>"],
+    description:
+      "Revoke a pending enrollment token. <token>: its enr_… id, or the host name it was made for.",
+    async run({ api, args }) {
+      const id = await enrollmentTokenId(api, args[0]!);
+      const t = await api.request<EnrollmentTokenReply>("DELETE", `/enrollment-tokens/${id}`);
+      return { reply: t, text: `revoked enrollment token ${t.id} for ${t.hostname}\n` };
+    },
+  }),
+];

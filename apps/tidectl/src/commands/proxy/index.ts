@@ -1,6 +1,7 @@
 /** Proxies over the REST API: add, remove, and the five drain/fill state machine actions. */
-import { type Command, type CommandGroup } from "../../cli-io";
+import { type Command } from "../../cli-io";
 import { apiCommand, stringOption } from "../../api/command";
+import { commandSummary } from "../listing";
 import { poolId, proxyId } from "../../api/resolve";
 import { type ProxyReply, type TableVersionReply } from "../../api/replies";
 
@@ -22,10 +23,10 @@ const withReason = (path: string, reason: string | undefined) =>
  * drain (active -> draining), deactivate (draining -> inactive), fill (inactive -> filling),
  * activate (filling -> active), abort (draining -> active, filling -> inactive): the API's names.
  */
-function action(name: ProxyAction, summary: string): Command {
+function action(name: ProxyAction): Command {
+  const summary = commandSummary(G, name);
   return apiCommand(G, {
     name,
-    summary,
     args: ["<proxy>"],
     options: reasonOption,
     optionHelp: reasonHelp,
@@ -45,49 +46,43 @@ function action(name: ProxyAction, summary: string): Command {
   });
 }
 
-export const proxyGroup: CommandGroup = {
-  name: G,
-  summary: "proxies over the REST API (host names, addresses or prx_… ids)",
-  commands: [
-    apiCommand(G, {
-      name: "add",
-      summary: "add a proxy to a pool (active while the pool carries no traffic, else inactive: fill it)",
-      args: ["<pool>", "<address>", "<hostname>"],
-      async run({ api, args }) {
-        const pool = await poolId(api, args[0]!);
-        const p = await api.request<ProxyReply & { tableVersion?: TableVersionReply | null }>(
-          "POST",
-          `/pools/${pool}/proxies`,
-          { address: args[1], hostname: args[2] },
-        );
-        return {
-          reply: p,
-          text: `added ${proxyLine(p)}${p.tableVersion ? `; ${versionLine(p.tableVersion)}` : ""}\n`,
-        };
-      },
-    }),
-    apiCommand(G, {
-      name: "remove",
-      summary: "remove an inactive proxy from its pool",
-      args: ["<proxy>"],
-      options: reasonOption,
-      optionHelp: reasonHelp,
-      async run({ api, args, values }) {
-        const id = await proxyId(api, args[0]!);
-        const r = await api.request<{ removed: ProxyReply; tableVersion?: TableVersionReply | null }>(
-          "DELETE",
-          withReason(`/proxies/${id}`, stringOption(values, "reason")),
-        );
-        return {
-          reply: r,
-          text: `removed ${r.removed.hostname} ${r.removed.address} (${r.removed.id})${r.tableVersion ? `; ${versionLine(r.tableVersion)}` : ""}\n`,
-        };
-      },
-    }),
-    action("drain", "stop new flows to an active proxy (its flows finish on the second hop)"),
-    action("deactivate", "take a draining proxy out of the table (cuts the connections it still has)"),
-    action("fill", "bring an inactive proxy back as filling (new flows, second hop kept)"),
-    action("activate", "make a filling proxy active"),
-    action("abort", "abort the drain or fill in progress (draining -> active, filling -> inactive)"),
-  ],
-};
+export const proxyCommands: Command[] = [
+  apiCommand(G, {
+    name: "add",
+    args: ["<pool>", "<address>", "<hostname>"],
+    async run({ api, args }) {
+      const pool = await poolId(api, args[0]!);
+      const p = await api.request<ProxyReply & { tableVersion?: TableVersionReply | null }>(
+        "POST",
+        `/pools/${pool}/proxies`,
+        { address: args[1], hostname: args[2] },
+      );
+      return {
+        reply: p,
+        text: `added ${proxyLine(p)}${p.tableVersion ? `; ${versionLine(p.tableVersion)}` : ""}\n`,
+      };
+    },
+  }),
+  apiCommand(G, {
+    name: "remove",
+    args: ["<proxy>"],
+    options: reasonOption,
+    optionHelp: reasonHelp,
+    async run({ api, args, values }) {
+      const id = await proxyId(api, args[0]!);
+      const r = await api.request<{ removed: ProxyReply; tableVersion?: TableVersionReply | null }>(
+        "DELETE",
+        withReason(`/proxies/${id}`, stringOption(values, "reason")),
+      );
+      return {
+        reply: r,
+        text: `removed ${r.removed.hostname} ${r.removed.address} (${r.removed.id})${r.tableVersion ? `; ${versionLine(r.tableVersion)}` : ""}\n`,
+      };
+    },
+  }),
+  action("drain"),
+  action("deactivate"),
+  action("fill"),
+  action("activate"),
+  action("abort"),
+];

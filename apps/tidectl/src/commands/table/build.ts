@@ -15,7 +15,6 @@ import { readInput } from "../../table-files";
 
 export const buildCommand: Command = {
   name: "build",
-  summary: "build a GLBD v2 table file from glb-director JSON",
   usage: `Usage: tidectl table build <glb.json> <out.bin> [--variant tide|glb]
 
 Reads glb-director's forwarding table JSON and writes a GLBD v2 binary table file.

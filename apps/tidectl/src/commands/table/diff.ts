@@ -63,7 +63,6 @@ export function diffSummaryLines(d: TableDiff): string[] {
 
 export const diffCommand: Command = {
   name: "diff",
-  summary: "compare two table files: rows, per-proxy shares, hash key/fields, binds, backends",
   usage: `Usage: tidectl table diff <a.bin> <b.bin> [--table N] [--json] [--rows]
 
 Counts the rows whose primary / secondary proxy differs (proxies matched by address) and

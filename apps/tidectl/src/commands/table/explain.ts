@@ -22,7 +22,6 @@ function endpoint(option: string, text: string): { address: string; port?: numbe
 
 export const explainCommand: Command = {
   name: "explain",
-  summary: "show which row and proxies a flow maps to",
   usage: `Usage: tidectl table explain <table.bin> --src ADDR[:PORT] [--dst ADDR[:PORT]] [--table N]
                              [--fields src_addr,dst_addr,src_port,dst_port] [--json]
 

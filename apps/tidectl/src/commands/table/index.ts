@@ -1,12 +1,8 @@
-import { type CommandGroup } from "../../cli-io";
+import { type Command } from "../../cli-io";
 import { buildCommand } from "./build";
 import { diffCommand } from "./diff";
 import { explainCommand } from "./explain";
 import { showCommand } from "./show";
 
-/** Offline table tools: they read and write files only, no API. */
-export const tableGroup: CommandGroup = {
-  name: "table",
-  summary: "build, inspect and compare GLBD forwarding table files (offline)",
-  commands: [buildCommand, explainCommand, diffCommand, showCommand],
-};
+/** Offline table tools: they read and write files only, no API. Loaded by commands/listing.ts. */
+export const tableCommands: Command[] = [buildCommand, explainCommand, diffCommand, showCommand];

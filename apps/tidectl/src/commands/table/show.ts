@@ -6,7 +6,6 @@ import { columns, percent } from "../../table-files";
 
 export const showCommand: Command = {
   name: "show",
-  summary: "print a table file's header, backends (with row shares) and binds",
   usage: `Usage: tidectl table show <table.bin> [--json]
 
 Options:

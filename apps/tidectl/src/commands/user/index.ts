@@ -1,7 +1,7 @@
 /** Console users over the REST API (admin tokens): list, create, role, disable, enable, reset-password. */
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { CommandError, UsageError, type CliIo, type CommandGroup } from "../../cli-io";
+import { CommandError, UsageError, type CliIo, type Command } from "../../cli-io";
 import { apiCommand, stringOption, type OptionValues } from "../../api/command";
 import { userId } from "../../api/resolve";
 import { type UserReply } from "../../api/replies";
@@ -47,97 +47,81 @@ const passwordHelp = [
 ];
 const passwordText = (p: string | null) => (p === null ? "" : `password (shown once): ${p}\n`);
 
-export const userGroup: CommandGroup = {
-  name: G,
-  summary: "console users over the REST API (emails or usr_… ids; admin scope)",
-  commands: [
+export const userCommands: Command[] = [
+  apiCommand(G, {
+    name: "list",
+    args: [],
+    async run({ api }) {
+      const users = await api.request<UserReply[]>("GET", "/users");
+      return {
+        reply: users,
+        text: columns([
+          ["email", "name", "role", "status", "id"],
+          ...users.map((u) => [u.email, u.name, u.role, u.disabledAt ? "disabled" : "enabled", u.id]),
+        ]),
+      };
+    },
+  }),
+  apiCommand(G, {
+    name: "create",
+    args: ["<email>"],
+    options: { name: { type: "string" }, role: { type: "string" }, ...passwordOption },
+    optionHelp: [
+      "  --name NAME     display name (required)",
+      `  --role ROLE     ${ROLES.join(", ")} (required)`,
+      ...passwordHelp,
+    ],
+    async run({ api, args, values, io }) {
+      const name = stringOption(values, "name");
+      const r = stringOption(values, "role");
+      if (name === undefined || r === undefined) throw new UsageError("--name and --role are required");
+      const pw = await password(values, io);
+      const reply = await api.request<{ user: UserReply; password: string | null }>("POST", "/users", {
+        email: args[0],
+        name,
+        role: role(r),
+        ...(pw === undefined ? {} : { password: pw }),
+      });
+      return { reply, text: `created ${userLine(reply.user)}\n${passwordText(reply.password)}` };
+    },
+  }),
+  apiCommand(G, {
+    name: "role",
+    args: ["<user>", "<role>"],
+    async run({ api, args }) {
+      const r = role(args[1]!);
+      const id = await userId(api, args[0]!);
+      const reply = await api.request<UserReply | { user: UserReply }>("PATCH", `/users/${id}`, {
+        role: r,
+      });
+      return { reply, text: `${userLine(asUser(reply))}\n` };
+    },
+  }),
+  ...(["disable", "enable"] as const).map((verb) =>
     apiCommand(G, {
-      name: "list",
-      summary: "list users with role and status",
-      args: [],
-      async run({ api }) {
-        const users = await api.request<UserReply[]>("GET", "/users");
-        return {
-          reply: users,
-          text: columns([
-            ["email", "name", "role", "status", "id"],
-            ...users.map((u) => [u.email, u.name, u.role, u.disabledAt ? "disabled" : "enabled", u.id]),
-          ]),
-        };
-      },
-    }),
-    apiCommand(G, {
-      name: "create",
-      summary: "create a user (a generated password is printed once)",
-      args: ["<email>"],
-      options: { name: { type: "string" }, role: { type: "string" }, ...passwordOption },
-      optionHelp: [
-        "  --name NAME     display name (required)",
-        `  --role ROLE     ${ROLES.join(", ")} (required)`,
-        ...passwordHelp,
-      ],
-      async run({ api, args, values, io }) {
-        const name = stringOption(values, "name");
-        const r = stringOption(values, "role");
-        if (name === undefined || r === undefined) throw new UsageError("--name and --role are required");
-        const pw = await password(values, io);
-        const reply = await api.request<{ user: UserReply; password: string | null }>("POST", "/users", {
-          email: args[0],
-          name,
-          role: role(r),
-          ...(pw === undefined ? {} : { password: pw }),
-        });
-        return { reply, text: `created ${userLine(reply.user)}\n${passwordText(reply.password)}` };
-      },
-    }),
-    apiCommand(G, {
-      name: "role",
-      summary: "change a user's role",
-      args: ["<user>", "<role>"],
+      name: verb,
+      args: ["<user>"],
       async run({ api, args }) {
-        const r = role(args[1]!);
         const id = await userId(api, args[0]!);
-        const reply = await api.request<UserReply | { user: UserReply }>("PATCH", `/users/${id}`, {
-          role: r,
-        });
+        const reply = await api.request<UserReply | { user: UserReply }>("POST", `/users/${id}/${verb}`, {});
         return { reply, text: `${userLine(asUser(reply))}\n` };
       },
     }),
-    ...(["disable", "enable"] as const).map((verb) =>
-      apiCommand(G, {
-        name: verb,
-        summary:
-          verb === "disable"
-            ? "disable a user: sign-in refused, sessions ended, their API tokens stop working"
-            : "enable a disabled user (their unrevoked tokens work again)",
-        args: ["<user>"],
-        async run({ api, args }) {
-          const id = await userId(api, args[0]!);
-          const reply = await api.request<UserReply | { user: UserReply }>(
-            "POST",
-            `/users/${id}/${verb}`,
-            {},
-          );
-          return { reply, text: `${userLine(asUser(reply))}\n` };
-        },
-      }),
-    ),
-    apiCommand(G, {
-      name: "reset-password",
-      summary: "set a new password (generated unless --password-file) and end the user's sessions",
-      args: ["<user>"],
-      options: passwordOption,
-      optionHelp: passwordHelp,
-      async run({ api, args, values, io }) {
-        const pw = await password(values, io);
-        const id = await userId(api, args[0]!);
-        const reply = await api.request<{ user: UserReply; password: string | null }>(
-          "POST",
-          `/users/${id}/reset-password`,
-          pw === undefined ? {} : { password: pw },
-        );
-        return { reply, text: `password reset for ${reply.user.email}\n${passwordText(reply.password)}` };
-      },
-    }),
-  ],
-};
+  ),
+  apiCommand(G, {
+    name: "reset-password",
+    args: ["<user>"],
+    options: passwordOption,
+    optionHelp: passwordHelp,
+    async run({ api, args, values, io }) {
+      const pw = await password(values, io);
+      const id = await userId(api, args[0]!);
+      const reply = await api.request<{ user: UserReply; password: string | null }>(
+        "POST",
+        `/users/${id}/reset-password`,
+        pw === undefined ? {} : { password: pw },
+      );
+      return { reply, text: `password reset for ${reply.user.email}\n${passwordText(reply.password)}` };
+    },
+  }),
+];

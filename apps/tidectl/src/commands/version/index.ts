@@ -3,7 +3,7 @@
  * connections, and print one version's change report (issue 26: every change reports).
  */
 import { type ChangeReport, type TableVersionSummary } from "@tide/contracts";
-import { UsageError, type CommandGroup } from "../../cli-io";
+import { UsageError, type Command } from "../../cli-io";
 import { apiCommand, stringOption } from "../../api/command";
 import { type ApiClient } from "../../api/client";
 import { poolId } from "../../api/resolve";
@@ -110,67 +110,61 @@ async function versionOf(api: ApiClient, pool: string, ref: string | undefined):
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export const versionGroup: CommandGroup = {
-  name: G,
-  summary: "a pool's table versions and their change reports over the REST API",
-  commands: [
-    apiCommand(G, {
-      name: "list",
-      summary: "a pool's table versions, newest first, with what each did to its connections",
-      args: ["<pool>"],
-      async run({ api, args }) {
-        const pool = await poolId(api, args[0]!);
-        const page = await api.request<{ items: TableVersionSummary[] }>(
-          "GET",
-          `/pools/${pool}/tables?limit=50`,
-        );
-        const reports = await Promise.all(
-          page.items.map((v) =>
-            api.request<ChangeReport>("GET", `/tables/${v.id}/report`).catch(() => undefined),
-          ),
-        );
-        const text = columns([
-          ["version", "connections", "cause", "actor", "reason", "time (UTC)"],
-          ...page.items.map((v, i) => [
-            `v${v.version}`,
-            outcome(reports[i]),
-            v.cause,
-            v.actor,
-            v.reason || "-",
-            v.createdAt.slice(0, 19).replace("T", " "),
-          ]),
-        ]);
-        return { reply: page.items.map((v, i) => ({ ...v, changeReport: reports[i] ?? null })), text };
-      },
-    }),
-    apiCommand(G, {
-      name: "report",
-      summary: "what a change did to the pool's connections (its version's change report)",
-      args: ["<pool>", "<version>?"],
-      options: { wait: { type: "string" } },
-      optionHelp: [
-        "  --wait SECONDS  wait up to SECONDS for the report to be written (measured after the change:",
-        "                  its directors serve it, then 20 s; at most about 2 min 15 s)",
-      ],
-      description:
-        "What the change to a table version did to the pool's connections: which directors served it and\n" +
-        "when, the flows that reached their proxy by a second chance or the old hash fields, and the\n" +
-        "connections broken, beside the change's prediction. <version>: v<N>, <N> or tv_…; default the newest.",
-      async run({ api, args, values }) {
-        const pool = await poolId(api, args[0]!);
-        const id = await versionOf(api, pool, args[1]);
-        const waitText = stringOption(values, "wait");
-        const waitS = waitText === undefined ? 0 : Number(waitText);
-        if (!Number.isFinite(waitS) || waitS < 0 || waitS > 3600)
-          throw new UsageError("--wait: a number of seconds, 0..3600");
-        const deadline = Date.now() + waitS * 1000;
-        let r = await api.request<ChangeReport>("GET", `/tables/${id}/report`);
-        while (r.status !== "done" && Date.now() < deadline) {
-          await sleep(Math.min(2000, Math.max(0, deadline - Date.now())));
-          r = await api.request<ChangeReport>("GET", `/tables/${id}/report`);
-        }
-        return { reply: r, text: reportText(r) };
-      },
-    }),
-  ],
-};
+export const versionCommands: Command[] = [
+  apiCommand(G, {
+    name: "list",
+    args: ["<pool>"],
+    async run({ api, args }) {
+      const pool = await poolId(api, args[0]!);
+      const page = await api.request<{ items: TableVersionSummary[] }>(
+        "GET",
+        `/pools/${pool}/tables?limit=50`,
+      );
+      const reports = await Promise.all(
+        page.items.map((v) =>
+          api.request<ChangeReport>("GET", `/tables/${v.id}/report`).catch(() => undefined),
+        ),
+      );
+      const text = columns([
+        ["version", "connections", "cause", "actor", "reason", "time (UTC)"],
+        ...page.items.map((v, i) => [
+          `v${v.version}`,
+          outcome(reports[i]),
+          v.cause,
+          v.actor,
+          v.reason || "-",
+          v.createdAt.slice(0, 19).replace("T", " "),
+        ]),
+      ]);
+      return { reply: page.items.map((v, i) => ({ ...v, changeReport: reports[i] ?? null })), text };
+    },
+  }),
+  apiCommand(G, {
+    name: "report",
+    args: ["<pool>", "<version>?"],
+    options: { wait: { type: "string" } },
+    optionHelp: [
+      "  --wait SECONDS  wait up to SECONDS for the report to be written (measured after the change:",
+      "                  its directors serve it, then 20 s; at most about 2 min 15 s)",
+    ],
+    description:
+      "What the change to a table version did to the pool's connections: which directors served it and\n" +
+      "when, the flows that reached their proxy by a second chance or the old hash fields, and the\n" +
+      "connections broken, beside the change's prediction. <version>: v<N>, <N> or tv_…; default the newest.",
+    async run({ api, args, values }) {
+      const pool = await poolId(api, args[0]!);
+      const id = await versionOf(api, pool, args[1]);
+      const waitText = stringOption(values, "wait");
+      const waitS = waitText === undefined ? 0 : Number(waitText);
+      if (!Number.isFinite(waitS) || waitS < 0 || waitS > 3600)
+        throw new UsageError("--wait: a number of seconds, 0..3600");
+      const deadline = Date.now() + waitS * 1000;
+      let r = await api.request<ChangeReport>("GET", `/tables/${id}/report`);
+      while (r.status !== "done" && Date.now() < deadline) {
+        await sleep(Math.min(2000, Math.max(0, deadline - Date.now())));
+        r = await api.request<ChangeReport>("GET", `/tables/${id}/report`);
+      }
+      return { reply: r, text: reportText(r) };
+    },
+  }),
+];
