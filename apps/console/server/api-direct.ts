@@ -33,8 +33,25 @@ interface ApiHandlers {
 const DIRECT_PATH = /^\/api\/(v1|trpc)(?:\/[A-Za-z0-9_~,%:@+-][A-Za-z0-9_~,%:@+.-]*)+$/;
 const NEXT_ROUTED = /^\/api\/v1\/pools\/[^/]+\/tables\/[^/]+\/glbd$/;
 
-/** Which handler answers `url` (a request target: path and query), or null: Next routes it. */
-export function directApiRoute(url: string): "rest" | "trpc" | null {
+/**
+ * The methods the route files export: Next answers any other itself (OPTIONS with Allow, HEAD as a
+ * GET without its body, 405), and keeps doing so.
+ */
+const ROUTE_METHODS = {
+  rest: ["GET", "POST", "PUT", "PATCH", "DELETE"],
+  trpc: ["GET", "POST"],
+} as const;
+
+/**
+ * Which handler answers `method` on `url` (a request target: path and query), or null: Next
+ * routes it.
+ */
+export function directApiRoute(method: string, url: string): "rest" | "trpc" | null {
+  const route = routeOf(url);
+  return route && (ROUTE_METHODS[route] as readonly string[]).includes(method) ? route : null;
+}
+
+function routeOf(url: string): "rest" | "trpc" | null {
   const q = url.indexOf("?");
   const path = q < 0 ? url : url.slice(0, q);
   const m = DIRECT_PATH.exec(path);
@@ -56,7 +73,7 @@ export function answerDirectly(
   res: ServerResponse,
   edge: { scheme: "http" | "https"; host: string; tls: boolean },
 ): boolean {
-  const route = req.url ? directApiRoute(req.url) : null;
+  const route = req.url ? directApiRoute(req.method ?? "GET", req.url) : null;
   const handlers = route ? publishedHandlers() : undefined;
   if (!route || !handlers) return false;
   const headers = new Headers();
