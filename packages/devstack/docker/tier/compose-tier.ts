@@ -261,6 +261,16 @@ async function makeOlderDatabase(url: string, count: number): Promise<string[]> 
   }
 }
 
+/** A kept-alive socket the other side had closed (undici's and Node's codes). */
+const STALE_SOCKET_CODES = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_CLOSED"]);
+
+/** fetch's "fetch failed", with what failed under it (the socket's code and message). */
+function withCause(e: unknown): Error {
+  const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+  const message = e instanceof Error ? e.message : String(e);
+  return new Error(cause ? `${message} (${cause.code ?? ""} ${cause.message ?? ""})`.trim() : message);
+}
+
 async function api(
   url: string,
   method: string,
@@ -272,12 +282,27 @@ async function api(
   if (body !== undefined) headers["content-type"] = "application/json";
   if (auth.token) headers.authorization = `Bearer ${auth.token}`;
   if (auth.session) headers.cookie = `tide_session=${auth.session}`;
-  const res = await fetch(`${url}${pathname}`, {
-    method,
-    headers,
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
+  const send = () =>
+    fetch(`${url}${pathname}`, {
+      method,
+      headers,
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+  let res: Response;
+  try {
+    res = await send();
+  } catch (e) {
+    // fetch keeps connections alive between checks; one the console closed while it sat idle (or
+    // a console restarted by the check before) fails the next request on it before any answer
+    // ("fetch failed", the socket's code in its cause). That is this client's pool, not the
+    // console: send once more on a new connection, and say the cause if that fails too.
+    const code = (e as { cause?: { code?: string } }).cause?.code ?? "";
+    if (!STALE_SOCKET_CODES.has(code)) throw withCause(e);
+    res = await send().catch((again: unknown) => {
+      throw withCause(again);
+    });
+  }
   const text = await res.text();
   let json: unknown = null;
   try {
