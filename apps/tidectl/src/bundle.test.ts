@@ -29,6 +29,16 @@ beforeAll(() => {
 }, 60_000);
 
 describe("dist/tidectl.js", () => {
+  it("has the shebang; its chunks do not (lintian: a #! file must be executable)", async () => {
+    expect((await readFile(bundlePath, "utf8")).startsWith("#!/usr/bin/env node\n")).toBe(true);
+    const chunksDir = join(dirname(bundlePath), "tidectl-chunks");
+    const chunks = (await readdir(chunksDir)).filter((f) => f.endsWith(".js"));
+    expect(chunks.length).toBeGreaterThan(0);
+    for (const chunk of chunks) {
+      expect((await readFile(join(chunksDir, chunk), "utf8")).startsWith("#!"), chunk).toBe(false);
+    }
+  });
+
   it("builds a golden table and explains a flow as a separate process", async () => {
     const dir = await mkdtemp(join(tmpdir(), "tidectl-bundle-"));
     try {
