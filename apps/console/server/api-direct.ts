@@ -94,7 +94,7 @@ export function answerDirectly(
     if (!res.writableFinished) aborted.abort();
   });
   const method = req.method ?? "GET";
-  const hasBody = method !== "GET" && method !== "HEAD";
+  const hasBody = method !== "GET";
   const request = new Request(`${edge.scheme}://${host}${req.url}`, {
     method,
     headers,
@@ -103,7 +103,7 @@ export function answerDirectly(
     ...(hasBody ? { duplex: "half" } : {}),
   } as RequestInit);
   handlers[route](request)
-    .then((response) => send(response, res, method))
+    .then((response) => send(response, res))
     .catch((e: unknown) => {
       console.error(`tide-console: ${method} ${route === "rest" ? "REST" : "tRPC"} request failed:`, e);
       if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
@@ -114,7 +114,7 @@ export function answerDirectly(
   return true;
 }
 
-async function send(response: Response, res: ServerResponse, method: string): Promise<void> {
+async function send(response: Response, res: ServerResponse): Promise<void> {
   res.statusCode = response.status;
   for (const { key, value } of securityHeaders) res.setHeader(key, value);
   const cookies = response.headers.getSetCookie();
@@ -122,7 +122,7 @@ async function send(response: Response, res: ServerResponse, method: string): Pr
     if (name !== "set-cookie") res.setHeader(name, value);
   });
   if (cookies.length > 0) res.setHeader("set-cookie", cookies);
-  if (!response.body || method === "HEAD") {
+  if (!response.body) {
     res.end();
     return;
   }

@@ -12,7 +12,8 @@ import { appRouter } from "../routers/_app";
  * request object instead of the handler's closure.
  */
 
-type OnError = (info: { path: string | undefined; error: { code: string; cause?: unknown } }) => void;
+/** What the console's routes log of a failed call (routes.ts takes the same callback). */
+export type OnError = (info: { path: string | undefined; error: { code: string; cause?: unknown } }) => void;
 
 interface PerRequest {
   ctx: Context;

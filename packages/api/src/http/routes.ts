@@ -8,7 +8,7 @@ import { BUSY_RETRY_AFTER_S, busyErrorFrom } from "../db";
 import { appRouter } from "../routers/_app";
 import { admissionBytesOf, ingestAdmission, type IngestAdmission } from "./ingest-admission";
 import { ingestDirect } from "./ingest-route";
-import { openApiResponse } from "./openapi-handler";
+import { openApiResponse, type OnError } from "./openapi-handler";
 import { trpcCodeFor } from "../trpc";
 import {
   bodyLimitFor,
@@ -34,8 +34,6 @@ export const TRPC_ENDPOINT = "/api/trpc";
  * characters, a few dozen calls); 1,000 calls in one 11 KB URL stalled other requests for 3 s.
  */
 export const TRPC_MAX_BATCH_CALLS = 50;
-
-type OnError = (info: { path: string | undefined; error: { code: string; cause?: unknown } }) => void;
 
 /** The error body both adapters send (message, code, data.tideCode), for refusals made here. */
 function refusalResponse(refusal: RequestRefusal, shape: "rest" | "trpc"): Response {
