@@ -9,10 +9,13 @@
  *
  * Cost: the row_seed block is shared by every proxy of a row, so it is compressed once per row;
  * each proxy then costs its address block(s) + finalization (6 SipRounds for IPv4).
+ * computeRendezvousOrder() runs the same loop in WebAssembly where it can (wasm/rank.wat, native
+ * i64); the JavaScript here is the reference and the fallback.
  */
 import { parseAddress } from "./address";
 import { sipBlocks, sipFinish, sipInit, sipKey, sipMessageWords } from "./siphash";
 import { MAX_BACKENDS, TABLE_ROWS } from "./types";
+import { rankRowsWasm } from "./wasm/rank-wasm";
 
 export interface RendezvousOrder {
   readonly seed: Uint8Array;
@@ -468,7 +471,8 @@ export function computeRendezvousOrder(
   if (n > 0 && (!Number.isInteger(depth) || depth < 1))
     throw new RangeError(`depth must be >= 1, got ${depth}`);
   const order = new Uint8Array(TABLE_ROWS * depth);
-  if (depth > 0) {
+  // WebAssembly when the engine has it (rank.wat, same results); this loop is the reference.
+  if (depth > 0 && !rankRowsWasm(ctx, depth, order)) {
     const topHi = new Int32Array(depth + 1);
     const topLo = new Int32Array(depth + 1);
     const topIdx = new Uint8Array(depth + 1);
