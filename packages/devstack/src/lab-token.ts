@@ -41,14 +41,52 @@ export function sessionFromSetCookie(setCookies: readonly string[]): string | nu
   return null;
 }
 
-async function isAdminToken(consoleUrl: string, token: string): Promise<boolean> {
-  const res = await fetch(`${consoleUrl}/api/v1/me`, {
-    headers: { authorization: `Bearer ${token}` },
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-  if (res.status !== 200) return false;
-  const me = (await res.json()) as { scopes?: unknown };
-  return Array.isArray(me.scopes) && me.scopes.includes("admin");
+/**
+ * What GET /api/v1/me says of a token: "admin", "not-admin" (the console refused it, 401/403, or
+ * it lacks the admin scope), or "unknown" (a busy or restarting console: 429, 5xx, anything else).
+ * Only "not-admin" may lead to a new token; "unknown" is asked again (issue 34: a busy console's
+ * 503 minted a new token on every restart).
+ */
+export function adminTokenVerdict(status: number, me: unknown): "admin" | "not-admin" | "unknown" {
+  if (status === 401 || status === 403) return "not-admin";
+  if (status !== 200) return "unknown";
+  const scopes = (me as { scopes?: unknown } | null)?.scopes;
+  return Array.isArray(scopes) && scopes.includes("admin") ? "admin" : "not-admin";
+}
+
+/** How long a busy console may keep answering "unknown" before ensureLabToken gives up (ms). */
+const BUSY_CONSOLE_PATIENCE_MS = 300_000;
+const BUSY_RETRY_MS = 2_000;
+
+async function isAdminToken(
+  consoleUrl: string,
+  token: string,
+  log: (line: string) => void,
+): Promise<boolean> {
+  const started = Date.now();
+  for (;;) {
+    let answer: string;
+    try {
+      const res = await fetch(`${consoleUrl}/api/v1/me`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+      const me: unknown = res.status === 200 ? await res.json() : null;
+      const verdict = adminTokenVerdict(res.status, me);
+      if (verdict !== "unknown") return verdict === "admin";
+      answer = `HTTP ${res.status}`;
+    } catch (e) {
+      answer = (e as Error).message;
+    }
+    if (Date.now() - started > BUSY_CONSOLE_PATIENCE_MS) {
+      throw new Error(
+        `GET ${consoleUrl}/api/v1/me did not say whether the lab's token is valid within ` +
+          `${BUSY_CONSOLE_PATIENCE_MS / 1000} s (last: ${answer}); the token file is kept`,
+      );
+    }
+    log(`the console is busy (GET /api/v1/me: ${answer}); asking again`);
+    await new Promise((r) => setTimeout(r, BUSY_RETRY_MS));
+  }
 }
 
 /** Returns the token file's path; creates or replaces the token when the console does not accept it. */
@@ -58,7 +96,7 @@ export async function ensureLabToken(o: LabTokenOptions): Promise<string> {
   const file = path.join(o.dataDir, "lab-token");
   if (existsSync(file)) {
     const token = readFileSync(file, "utf8").trim();
-    if (token !== "" && (await isAdminToken(consoleUrl, token))) {
+    if (token !== "" && (await isAdminToken(consoleUrl, token, log))) {
       log(`reusing the lab's API token (${file})`);
       return file;
     }
