@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The one base image every Tide Dockerfile starts FROM (their ARG BASE_IMAGE):
 #   bash packages/devstack/docker/base-image.sh [trixie|bookworm]      (default: trixie)
-# Tags debian:<suite>-slim in the Docker engine that `docker` talks to ($DOCKER_HOST), by the first
+# First checks that a Docker engine answers (and says how to get one when none does: the compose
+# stack's first real problem on a new machine, not a missing registry). Then tags
+# debian:<suite>-slim in the Docker engine that `docker` talks to ($DOCKER_HOST), by the first
 # way that works:
 #   1. the engine has it already (nothing to do);
 #   2. `docker pull` from a registry (most machines);
@@ -22,6 +24,38 @@ suite=${1:-trixie}
   exit 64
 }
 tag="debian:$suite-slim"
+
+# What a default dockerd does to the host, and how to run one that leaves the host alone: this
+# stack uses host networking, so it needs no bridge, NAT or forwarding.
+engine_help() {
+  cat >&2 <<'HELP'
+  Get one (Debian or Ubuntu, as root):
+    apt-get install -y docker.io docker-compose
+    systemctl start docker            # or: dockerd & (no systemd)
+  Debian 12's docker-compose is v1 (1.29): the command is `docker-compose`, not `docker compose`.
+  A default dockerd changes the host's firewall: it sets iptables' FORWARD policy to DROP, adds its
+  DOCKER and NAT chains and a docker0 bridge, and turns on ip_forward (which can cut off VMs,
+  containers of other tools and network-namespace labs). Nothing in this stack needs that (every
+  service uses the host's network), so it can run with, in /etc/docker/daemon.json:
+    {"iptables": false, "ip6tables": false, "bridge": "none", "ip-forward": false}
+  The compose test tier (npm test -- compose) does not touch the host's engine: it starts its own
+  dockerd with those flags and its own socket (packages/devstack/docker/tier/own-dockerd.ts).
+HELP
+}
+if ! command -v docker >/dev/null; then
+  echo "base-image.sh: no docker command: Docker is not installed." >&2
+  engine_help
+  exit 69
+fi
+if ! engine_error="$(docker version --format '{{.Server.Version}}' 2>&1 >/dev/null)"; then
+  echo "base-image.sh: no Docker engine answers at ${DOCKER_HOST:-unix:///var/run/docker.sock}:" >&2
+  printf '  %s\n' "$(printf '%s\n' "$engine_error" | grep -v '^\s*$' | tail -n 1)" >&2
+  engine_help
+  exit 69
+fi
+if ! command -v docker-compose >/dev/null && ! docker compose version >/dev/null 2>&1; then
+  echo "base-image.sh: note: neither docker-compose nor \`docker compose\` is installed: apt-get install docker-compose" >&2
+fi
 mirror=${TIDE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # A registry that does not answer must not hold the build up for long.
 PULL_TIMEOUT_S=60
