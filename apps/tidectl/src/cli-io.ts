@@ -21,11 +21,24 @@ export const EXIT_USAGE = 2;
 /** Bad command line: printed with the command's usage, exit 2. */
 export class UsageError extends Error {
   override name = "UsageError";
+  readonly cliErrorKind = "usage";
 }
 
 /** The command ran and failed (bad input file, write error...): printed as is, exit 1. */
 export class CommandError extends Error {
   override name = "CommandError";
+  readonly cliErrorKind = "command";
+}
+
+/**
+ * "usage" for a UsageError, "command" for a CommandError or a subclass (ApiError), else undefined.
+ * A field, not instanceof: the bundle's entry and its command chunks each hold a copy of this file
+ * (scripts/build.mjs keeps the entry one file), so a command's error is not an instance of the
+ * entry's classes.
+ */
+export function cliErrorKind(e: unknown): "usage" | "command" | undefined {
+  const kind = e instanceof Error ? (e as { cliErrorKind?: unknown }).cliErrorKind : undefined;
+  return kind === "usage" || kind === "command" ? kind : undefined;
 }
 
 /** A command's code, loaded with its group (its name and summary are in commands/listing.ts). */

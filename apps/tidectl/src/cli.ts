@@ -2,7 +2,7 @@
  * tidectl command dispatch: `tidectl <group> <command> [args]`.
  * Exit codes: 0 ok, 1 the command failed, 2 bad usage.
  */
-import { CommandError, EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, type CliIo } from "./cli-io";
+import { cliErrorKind, EXIT_FAILED, EXIT_OK, EXIT_USAGE, type CliIo } from "./cli-io";
 // Names and summaries only: a group's code is imported when one of its commands runs.
 import { groups, type GroupListing } from "./commands/listing";
 
@@ -64,11 +64,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   try {
     return await command.run(rest, io);
   } catch (e) {
-    if (e instanceof UsageError) {
+    const kind = cliErrorKind(e);
+    if (kind === "usage" && e instanceof Error) {
       io.stderr(`tidectl ${group.name} ${command.name}: ${e.message}\n\n${command.usage}`);
       return EXIT_USAGE;
     }
-    if (e instanceof CommandError) {
+    if (kind === "command" && e instanceof Error) {
       io.stderr(`tidectl ${group.name} ${command.name}: ${e.message}\n`);
       return EXIT_FAILED;
     }
