@@ -2,7 +2,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { copyFile, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { copyFile, cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -14,6 +14,28 @@ const FORWARDING_MARK = "function sipBlocks(";
 
 const chunksDir = () => join(dirname(bundlePath), "tidectl-chunks");
 const chunkFiles = async (dir = chunksDir()) => (await readdir(dir)).filter((f) => f.endsWith(".cjs"));
+
+/** Chunks (file names) of `distDir`'s tidectl-chunks/ whose text holds `mark`. */
+async function holdingIn(distDir: string, mark: RegExp | string): Promise<string[]> {
+  const dir = join(distDir, "tidectl-chunks");
+  const found = [];
+  for (const c of await chunkFiles(dir)) {
+    const text = await readFile(join(dir, c), "utf8");
+    if (typeof mark === "string" ? text.includes(mark) : mark.test(text)) found.push(c);
+  }
+  return found;
+}
+
+/** A copy of dist/ in a temporary directory, to delete files from. */
+async function copyOfDist(): Promise<{ dir: string; entry: string; remove(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), "tidectl-copy-"));
+  await cp(dirname(bundlePath), dir, { recursive: true });
+  return {
+    dir,
+    entry: join(dir, basename(bundlePath)),
+    remove: () => rm(dir, { recursive: true, force: true }),
+  };
+}
 
 beforeAll(() => {
   execFileSync("npm", ["run", "-w", "@tide/tidectl", "build"], { cwd: repoRoot, stdio: "pipe" });
@@ -80,17 +102,9 @@ describe("dist/tidectl.js", () => {
     expect(entry).not.toMatch(/ZodError|\$ZodType/);
     expect(entry).not.toContain(FORWARDING_MARK);
     expect(entry).not.toMatch(/\/\/ src\/commands\/(table|pool|proxy|version|director|host|user)\//);
-    const holding = async (mark: RegExp | string) => {
-      const found = [];
-      for (const c of await chunkFiles()) {
-        const text = await readFile(join(chunksDir(), c), "utf8");
-        if (typeof mark === "string" ? text.includes(mark) : mark.test(text)) found.push(c);
-      }
-      return found;
-    };
     // Each in one chunk of its own (the table and pool commands share the forwarding chunk).
     for (const mark of [/\$ZodType/, FORWARDING_MARK])
-      expect(await holding(mark), String(mark)).toHaveLength(1);
+      expect(await holdingIn(dirname(bundlePath), mark), String(mark)).toHaveLength(1);
   });
 
   it("prints the same --help as before the split from the entry alone, outside any package", async () => {
@@ -107,13 +121,45 @@ describe("dist/tidectl.js", () => {
       for (const argv of [[], ["nope"], ["table"], ["pool", "--help"], ["table", "nope"]]) {
         const r = spawnSync(process.execPath, [copy, ...argv], { encoding: "utf8" });
         expect(r.stderr + r.stdout, argv.join(" ")).toContain("Usage: tidectl");
-        expect(r.stderr, argv.join(" ")).not.toContain("Cannot find module");
+        expect(r.stderr, argv.join(" ")).not.toContain("is missing");
       }
       // The copy lacks the table chunk: a table command does need it (the check above is not vacuous).
       const build = spawnSync(process.execPath, [copy, "table", "build", "--help"], { encoding: "utf8" });
-      expect(build.stderr).toContain("Cannot find module './tidectl-chunks/table.cjs'");
+      expect(build.stderr).toContain(`${join(dir, "tidectl-chunks", "table.cjs")} is missing`);
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("says in one line which file is missing and to reinstall, for any chunk a command needs", async () => {
+    const copy = await copyOfDist();
+    try {
+      const forwarding = (await holdingIn(copy.dir, FORWARDING_MARK))[0]!;
+      const zod = (await holdingIn(copy.dir, /\$ZodType/))[0]!;
+      const cases: [string, string[]][] = [
+        ["table.cjs", ["table", "show", golden("table.bin")]], // a group's own chunk
+        [forwarding, ["table", "build", golden("table.json"), join(copy.dir, "t.bin")]], // one it requires
+        [zod, ["pool", "list", "--url", "http://127.0.0.1:9", "--token", "tide_test"]], // one loaded as it runs
+      ];
+      for (const [chunk, argv] of cases) {
+        const file = join(copy.dir, "tidectl-chunks", chunk);
+        const saved = await readFile(file);
+        await rm(file);
+        const r = spawnSync(process.execPath, [copy.entry, ...argv], { encoding: "utf8" });
+        await writeFile(file, saved);
+        expect(r.stderr, chunk).toBe(
+          `tidectl: ${file} is missing, so this installation is broken: reinstall tidectl\n`,
+        );
+        expect(r.status, chunk).toBe(1);
+      }
+      // Restored, the same commands get past loading (the cases above failed for the file alone).
+      const table = spawnSync(process.execPath, [copy.entry, "table", "show", golden("table.bin")], {
+        encoding: "utf8",
+      });
+      expect(table.stderr).toBe("");
+      expect(table.status).toBe(0);
+    } finally {
+      await copy.remove();
     }
   });
 

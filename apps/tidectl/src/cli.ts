@@ -2,6 +2,7 @@
  * tidectl command dispatch: `tidectl <group> <command> [args]`.
  * Exit codes: 0 ok, 1 the command failed, 2 bad usage.
  */
+import { brokenInstallMessage, missingFile } from "./broken-install";
 import { cliErrorKind, EXIT_FAILED, EXIT_OK, EXIT_USAGE, type CliIo } from "./cli-io";
 // Names and summaries only: a group's code is imported when one of its commands runs.
 import { groups, type GroupListing } from "./commands/listing";
@@ -58,7 +59,16 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.stderr(`tidectl: unknown command "${group.name} ${commandName}"\n\n${groupUsage(group)}`);
     return EXIT_USAGE;
   }
-  const command = (await group.load()).find((c) => c.name === commandName);
+  let commands;
+  try {
+    commands = await group.load();
+  } catch (e) {
+    const missing = missingFile(e);
+    if (missing === undefined) throw e;
+    io.stderr(brokenInstallMessage(missing));
+    return EXIT_FAILED;
+  }
+  const command = commands.find((c) => c.name === commandName);
   // listing.test.ts keeps every listed command in its group's module.
   if (!command) throw new Error(`tidectl: "${group.name} ${commandName}" is listed but its group lacks it`);
   try {
@@ -71,6 +81,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     }
     if (kind === "command" && e instanceof Error) {
       io.stderr(`tidectl ${group.name} ${command.name}: ${e.message}\n`);
+      return EXIT_FAILED;
+    }
+    // A chunk a command loads as it runs (the API commands' env.ts) can be missing too.
+    const missing = missingFile(e);
+    if (missing !== undefined) {
+      io.stderr(brokenInstallMessage(missing));
       return EXIT_FAILED;
     }
     io.stderr(
