@@ -58,6 +58,12 @@ struct tide_fwd_bind {
 	uint8_t proto;	/* 6 or 17 */
 	uint8_t prefix_bits;
 	uint8_t table;
+	/* Its table's key and plan for this bind's family (tide_fwd_table's hash_path[family] and
+	 * alt_hash_path[family]; a flow matches only binds of its own family): a matched packet
+	 * hashes from the bind's cache line, without reading the table's. */
+	struct tide_sipkey key;
+	uint8_t hash_path;
+	uint8_t alt_hash_path;
 };
 
 struct tide_fwd_table {
@@ -239,6 +245,9 @@ static inline int tide_fwd_set_build(const uint8_t *file, size_t len,
 			fb->port_end = tide_rd_le16(b + 24);
 			fb->proto = b[26];
 			fb->table = (uint8_t)t;
+			fb->key = tbl->key;
+			fb->hash_path = tbl->hash_path[family];
+			fb->alt_hash_path = tbl->alt_hash_path[family];
 			tide_prefix_mask(tide_rd_le16(b + 20), fb->mask);
 			tide_addr_words(b + 4, family, fb->net);
 			fb->net[0] &= fb->mask[0];
@@ -477,16 +486,14 @@ tide_fwd_locate(const struct tide_fwd_set *set, const struct tide_flow *f, struc
 		return TIDE_DROP_NO_BIND;
 	d->table = b->table;
 	tbl = &set->tables[d->table];
-	/* f->family is the matched bind's: 4 or 6, an index the plan holds. */
-	d->digest = tide_flow_digest_planned(tbl->key, f, tbl->hash_path[f->family]);
+	/* The bind carries its table's key and plan for the flow's family (the bind's). */
+	d->digest = tide_flow_digest_planned(b->key, f, b->hash_path);
 	d->row = (uint32_t)(d->digest & 0xffff);
 	d->outer_sport = tide_outer_sport(d->digest, f->src_port);
 	__builtin_prefetch(&tbl->rows[d->row]);
 	d->hop_count = 1;
-	if (tbl->alt_hash_path[f->family]) {
-		d->alt_row = (uint32_t)(tide_flow_digest_alt(tbl->key, f,
-							     tbl->alt_hash_path[f->family]) &
-					0xffff);
+	if (b->alt_hash_path) {
+		d->alt_row = (uint32_t)(tide_flow_digest_alt(b->key, f, b->alt_hash_path) & 0xffff);
 		d->hop_count = 3;
 		__builtin_prefetch(&tbl->rows[d->alt_row]);
 	}

@@ -4,7 +4,8 @@
  * field sets for IPv4 and IPv6, against the generic computation (tide_flow_digest, which the
  * shared vectors check) on random flows; then the same through a built table set, where each
  * table has its own fields and half of them migrate (alt fields), so a path picked for the
- * wrong table, family or field set fails here.
+ * wrong table, family or field set fails here; each bind must carry its table's key and plan
+ * for its own family (what the packet path reads).
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -122,6 +123,18 @@ static void plan_tables(void)
 	if (!set) {
 		free(file);
 		return;
+	}
+	/* The packet path hashes with the matched bind's copy of its table's key and plan. */
+	for (uint32_t j = 0; j < set->num_binds; j++) {
+		const struct tide_fwd_bind *b = &set->binds[j];
+		const struct tide_fwd_table *tbl = &set->tables[b->table];
+
+		CHECK(b->key.k0 == tbl->key.k0 && b->key.k1 == tbl->key.k1 &&
+			      b->hash_path == tbl->hash_path[b->family] &&
+			      b->alt_hash_path == tbl->alt_hash_path[b->family],
+		      "bind %u (table %u, IPv%u): path 0x%x alt 0x%x, table's 0x%x 0x%x", j,
+		      b->table, b->family, b->hash_path, b->alt_hash_path,
+		      tbl->hash_path[b->family], tbl->alt_hash_path[b->family]);
 	}
 	for (uint32_t i = 0; i < PLAN_TABLES; i++) {
 		const struct tide_fwd_table *tbl = &set->tables[i];
