@@ -7,7 +7,8 @@
 #   apps/console/            Next's standalone app: .next (server build + static assets), package.json
 #   node_modules/            what Next traced the server to need (next, react, Prisma's client, pg, …)
 #   prisma/migrations/       what `tide-console migrate` applies
-#   tidectl.js               the tidectl bundle
+#   tidectl.js               the tidectl bundle (CommonJS: no package.json in OUT_DIR says otherwise)
+#   tidectl-chunks/          its command groups' code (.cjs), required when a command runs
 #   VERSION
 # It runs on Debian's node alone: no npm, tsx, Prisma CLI, compiler or repository (the console's
 # release-tree.integration-test.ts runs it with the repository hidden).
