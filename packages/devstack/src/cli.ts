@@ -4,7 +4,8 @@
  *
  *   pg:start        create/start the dev cluster; prints its DATABASE_URL on stdout
  *   pg:stop         stop the dev cluster (data is kept)
- *   pg:url          print the running dev cluster's DATABASE_URL (exit 1 if not running)
+ *   pg:url          print the running dev cluster's DATABASE_URL (exit 1 if not running);
+ *                   --socket: the same database over its Unix socket (for a client beside it)
  *   db:migrate      apply prisma/migrations to $DATABASE_URL (prints a summary; all output on failure)
  *   db:seed         run the seed against $DATABASE_URL
  *   db:drift-check  in a throwaway cluster: do prisma/migrations match prisma/schema.prisma?
@@ -39,7 +40,7 @@ async function main(command: string | undefined, args: string[]): Promise<number
       log((await stopCluster({ log })) ? "PostgreSQL stopped" : "PostgreSQL was not running");
       return 0;
     case "pg:url": {
-      const url = clusterUrl();
+      const url = clusterUrl({ socket: args.includes("--socket") });
       if (!url) {
         log("the dev cluster is not running (npm run up)");
         return 1;
@@ -85,7 +86,7 @@ async function main(command: string | undefined, args: string[]): Promise<number
     }
     default:
       process.stderr.write(
-        "usage: cli.ts pg:start | pg:stop | pg:url | db:migrate | db:seed | db:drift-check [schema migrations] | " +
+        "usage: cli.ts pg:start | pg:stop | pg:url [--socket] | db:migrate | db:seed | db:drift-check [schema migrations] | " +
           "lab:token [console URL]\n",
       );
       return 64;

@@ -66,7 +66,7 @@ console_start() {
   fi
   mkdir -p "$TIDE_DIR"
   : >"$CONSOLE_LOG"
-  env "$CONSOLE_MARKER" DATABASE_URL="$DATABASE_URL" TIDE_DATA_DIR="$TIDE_DIR" NODE_ENV=production \
+  env "$CONSOLE_MARKER" DATABASE_URL="${CONSOLE_DATABASE_URL:-$DATABASE_URL}" TIDE_DATA_DIR="$TIDE_DIR" NODE_ENV=production \
     setsid "${CONSOLE_COMMAND[@]}" >>"$CONSOLE_LOG" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$CONSOLE_PID_FILE"

@@ -31,6 +31,7 @@ import {
   runningPort,
   startServer,
   SUPERUSER,
+  socketUrlOf,
   urlOf,
   writeTideConf,
   type Credentials,
@@ -149,12 +150,20 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Runni
   return { url: urlOf(port, APP_ROLE, credentials.appPassword, APP_DATABASE), port, home, started };
 }
 
-/** URL of the running dev cluster, or null if it is not running. */
-export function clusterUrl(options: { home?: string } = {}): string | null {
+/**
+ * URL of the running dev cluster, or null if it is not running. `socket`: over its Unix socket
+ * (socketUrlOf), for the console `npm run up` starts beside it: loopback TCP costs the sender's
+ * write() several times a Unix socket's, and a console pays it on every statement.
+ */
+export function clusterUrl(options: { home?: string; socket?: boolean } = {}): string | null {
   const home = path.resolve(options.home ?? defaultClusterHome());
-  const port = runningPort(layoutOf(home).pgdata);
+  const layout = layoutOf(home);
+  const port = runningPort(layout.pgdata);
   const credentials = readCredentials(path.join(home, "credentials"));
-  return port !== null && credentials ? urlOf(port, APP_ROLE, credentials.appPassword, APP_DATABASE) : null;
+  if (port === null || !credentials) return null;
+  return options.socket
+    ? socketUrlOf(layout.socketDir, port, APP_ROLE, credentials.appPassword, APP_DATABASE)
+    : urlOf(port, APP_ROLE, credentials.appPassword, APP_DATABASE);
 }
 
 /** Stops the dev cluster (fast shutdown: sessions are disconnected, data is kept). */
