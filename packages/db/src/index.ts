@@ -22,3 +22,4 @@ export * from "./repositories/findings";
 export * from "./repositories/host-traffic";
 export * from "./repositories/redirect-flows";
 export * from "./repositories/pool-summaries";
+export * from "./repositories/director-sync";

@@ -1,5 +1,5 @@
 import type { DataPlaneState } from "@tide/contracts";
-import { createDb, type Db, type Prisma } from "@tide/db";
+import { createDb, touchUnchangedDirectorSync, type Db, type Prisma } from "@tide/db";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { createHostListener } from "../live/host-live";
 import { callerFor, makePool, makeUser, truncateAll } from "../testing/fixtures";
@@ -269,5 +269,75 @@ describe("director sync", () => {
     await new Promise((r) => setTimeout(r, 200));
     await db.director.update({ where: { hostname: "dir-a" }, data: { pools: { set: [] } } });
     expect((await waitingAgain).directorTables).toEqual([]);
+  });
+});
+
+describe("touchUnchangedDirectorSync (a director's unchanged report in one statement)", () => {
+  const rowsOf = (hostname: string) =>
+    db.directorPoolSync.findMany({
+      where: { director: { hostname } },
+      orderBy: { poolId: "asc" },
+      select: {
+        poolId: true,
+        servedHash: true,
+        servedChangedAt: true,
+        outOfSyncSince: true,
+        checkedAt: true,
+      },
+    });
+
+  it("moves checkedAt only when nothing else would change, and writes nothing otherwise", async () => {
+    const f = await fleet();
+    const v1 = f.v1.contentHash;
+    expect(await touchUnchangedDirectorSync(db, "no-such-director", { www: v1 }, at(1))).toBe("no_director");
+    // No row yet: a first report is a change.
+    expect(await touchUnchangedDirectorSync(db, "dir-a", { www: v1 }, at(1))).toBe("changed");
+    expect(await rowsOf("dir-a")).toEqual([]);
+
+    await f.report("dir-a", director({ www: v1 }), at(1));
+    const recorded = await rowsOf("dir-a");
+    expect(recorded).toMatchObject([{ servedHash: v1, outOfSyncSince: null, checkedAt: at(1) }]);
+
+    // The same report again: only checkedAt moves (and recordDirectorSync takes this path too).
+    expect(await touchUnchangedDirectorSync(db, "dir-a", { www: v1 }, at(2))).toBe("touched");
+    await f.report("dir-a", director({ www: v1 }), at(3));
+    expect(await rowsOf("dir-a")).toEqual([{ ...recorded[0], checkedAt: at(3) }]);
+    // dir-b's rows are its own: untouched.
+    expect(await rowsOf("dir-b")).toEqual([]);
+
+    // Each kind of difference is "changed" and leaves the rows as they were.
+    const before = await rowsOf("dir-a");
+    expect(await touchUnchangedDirectorSync(db, "dir-a", { www: "0".repeat(64) }, at(4))).toBe("changed");
+    expect(await touchUnchangedDirectorSync(db, "dir-a", {}, at(4))).toBe("changed"); // unreachable
+    const other = await makePool(db, "api", 2);
+    await db.director.update({
+      where: { hostname: "dir-a" },
+      data: { pools: { connect: { id: other.id } } },
+    });
+    expect(await touchUnchangedDirectorSync(db, "dir-a", { www: v1 }, at(4))).toBe("changed"); // no row for api
+    await db.director.update({ where: { hostname: "dir-a" }, data: { pools: { set: [{ id: other.id }] } } });
+    expect(
+      await touchUnchangedDirectorSync(db, "dir-a", { api: other.currentVersion!.contentHash }, at(4)),
+    ).toBe(
+      "changed", // a row for www, no longer assigned; none for api
+    );
+    expect(await rowsOf("dir-a")).toEqual(before);
+  });
+
+  it("says changed when a new version puts a served hash out of sync, then touched once recorded", async () => {
+    const f = await fleet();
+    const v1 = f.v1.contentHash;
+    await f.report("dir-a", director({ www: v1 }), at(1));
+    const drained = await transitionProxy(db, f.admin, { proxyId: f.pool.proxies[0]!.id, action: "drain" });
+    expect(drained.tableVersion!.version).toBe(2);
+    // Still serving v1, which is no longer the newest: in sync flips, so the service must record it.
+    expect(await touchUnchangedDirectorSync(db, "dir-a", { www: v1 }, at(2))).toBe("changed");
+    await f.report("dir-a", director({ www: v1 }), at(2));
+    expect(await rowsOf("dir-a")).toMatchObject([
+      { servedHash: v1, outOfSyncSince: at(2), checkedAt: at(2) },
+    ]);
+    // Behind and still behind: unchanged; outOfSyncSince keeps its first report.
+    expect(await touchUnchangedDirectorSync(db, "dir-a", { www: v1 }, at(3))).toBe("touched");
+    expect(await rowsOf("dir-a")).toMatchObject([{ outOfSyncSince: at(2), checkedAt: at(3) }]);
   });
 });

@@ -7,7 +7,7 @@ import {
   type PoolSync,
   type SyncThresholds,
 } from "@tide/contracts";
-import type { Db } from "@tide/db";
+import { touchUnchangedDirectorSync, type Db } from "@tide/db";
 import { decideDirectorSync, decidePoolSummary, decidePoolSync, syncThresholds } from "./director-sync.plan";
 import { ACTIVE_AGENT_MS, batchIntervalFor } from "./ingest-pacing";
 
@@ -41,8 +41,9 @@ function directorComponent(dataPlane: readonly DataPlaneState[]): DataPlaneState
 
 /**
  * Record what a director host reported (called after each accepted batch). Every report moves the
- * rows' checkedAt (the view's "last report", one UPDATE per batch); the served hash, since when, and
- * since when out of sync are written only when they change. An unreachable director serves nothing
+ * rows' checkedAt (the view's "last report"): when nothing else changed, that is the one statement
+ * of touchUnchangedDirectorSync; the served hash, since when, and since when out of sync are written
+ * only when they change. An unreachable director serves nothing
  * as far as anyone can tell.
  */
 export async function recordDirectorSync(
@@ -51,6 +52,10 @@ export async function recordDirectorSync(
   dataPlane: readonly DataPlaneState[],
   now = new Date(),
 ): Promise<void> {
+  const component = directorComponent(dataPlane);
+  const served = component?.reachable ? component.tableHashes : {};
+  // Nearly every report changes nothing but checkedAt: one statement, no Prisma (the repository).
+  if ((await touchUnchangedDirectorSync(db, hostname, served, now)) !== "changed") return;
   const director = await db.director.findUnique({
     where: { hostname },
     select: {
@@ -60,8 +65,6 @@ export async function recordDirectorSync(
     },
   });
   if (!director) return;
-  const component = directorComponent(dataPlane);
-  const served = component?.reachable ? component.tableHashes : {};
   const versions = await currentVersions(
     db,
     director.pools.map((p) => p.id),
