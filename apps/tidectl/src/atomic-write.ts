@@ -1,35 +1,47 @@
-import { randomBytes } from "node:crypto";
-import { open, rename, unlink } from "node:fs/promises";
+import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+
+/** Temp files made by this process (their names: pid + this). */
+let tempCount = 0;
 
 /**
  * Writes `bytes` to `path` so that readers see either the old file or the complete new one:
  * temp file in the same directory (same filesystem, so rename is atomic), fsync, rename,
  * then fsync of the directory so the rename itself is durable. The temp file is removed on failure.
+ * Synchronous: a command writes one file and waits for it anyway, and node:fs/promises costs
+ * ~3.5 ms of CPU to load (issue 28: a whole `table build` within 1.5x the C CLI's).
+ * The temp name is pid + a counter, made exclusive by "wx" (a stale file from a dead process with
+ * the same pid is a failure, not overwritten).
  */
-export async function writeFileAtomic(path: string, bytes: Uint8Array): Promise<void> {
+export function writeFileAtomic(path: string, bytes: Uint8Array): void {
   const dir = dirname(path);
-  const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  const tmp = join(dir, `.${basename(path)}.${process.pid}.${++tempCount}.tmp`);
   let renamed = false;
   try {
-    const handle = await open(tmp, "wx", 0o644);
+    const fd = openSync(tmp, "wx", 0o644);
     try {
-      await handle.writeFile(bytes);
-      await handle.sync();
+      for (let done = 0; done < bytes.length;) done += writeSync(fd, bytes, done);
+      fsyncSync(fd);
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
-    await rename(tmp, path);
+    renameSync(tmp, path);
     renamed = true;
-    const dirHandle = await open(dir, "r");
+    const dirFd = openSync(dir, "r");
     try {
-      await dirHandle.sync();
+      fsyncSync(dirFd);
     } catch {
       // Some filesystems refuse fsync on directories; the data itself is already synced.
     } finally {
-      await dirHandle.close();
+      closeSync(dirFd);
     }
   } finally {
-    if (!renamed) await unlink(tmp).catch(() => undefined);
+    if (!renamed) {
+      try {
+        unlinkSync(tmp);
+      } catch {
+        // Not created (open failed) or already gone.
+      }
+    }
   }
 }

@@ -37,7 +37,7 @@ Options:
     if (variant !== "tide" && variant !== "glb")
       throw new UsageError(`--variant must be "tide" or "glb", got ${JSON.stringify(variant)}`);
 
-    const text = Buffer.from(await readInput(io.cwd, input, "JSON file")).toString("utf8");
+    const text = Buffer.from(readInput(io.cwd, input, "JSON file")).toString("utf8");
     let bytes: Uint8Array;
     try {
       const specs = parseGlbConfigJson(text);
@@ -50,7 +50,7 @@ Options:
       throw e;
     }
     try {
-      await writeFileAtomic(resolve(io.cwd, output), bytes);
+      writeFileAtomic(resolve(io.cwd, output), bytes);
     } catch (e) {
       throw new CommandError(`cannot write ${output}: ${e instanceof Error ? e.message : String(e)}`);
     }

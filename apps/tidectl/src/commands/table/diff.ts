@@ -99,8 +99,8 @@ Options:
       throw new UsageError(`expected <a.bin> <b.bin>, got ${positionals.length} argument(s)`);
     const [pathA, pathB] = positionals as [string, string];
     const tableIndex = values.table === undefined ? undefined : parseIndex("table", values.table, 0);
-    const a = await readTables(io.cwd, pathA);
-    const b = await readTables(io.cwd, pathB);
+    const a = readTables(io.cwd, pathA);
+    const b = readTables(io.cwd, pathB);
     let file;
     if (tableIndex !== undefined) {
       const ta = pickTable(a, tableIndex, pathA);

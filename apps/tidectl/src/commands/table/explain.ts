@@ -66,7 +66,7 @@ Options:
       throw new UsageError(`--fields: ${e instanceof Error ? e.message : String(e)}`);
     }
     const flow: Flow = { srcAddr: src.address, srcPort: src.port, dstAddr: dst?.address, dstPort: dst?.port };
-    const table = pickTable(await readTables(io.cwd, path), tableIndex, path);
+    const table = pickTable(readTables(io.cwd, path), tableIndex, path);
     // A v3 table says what it is hashed on; a v2 table (glb-director's) does not: src_addr, GLB's default.
     const fields: HashField[] = given ?? table.hashFields ?? ["src_addr"];
     let result;

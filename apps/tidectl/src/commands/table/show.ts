@@ -21,7 +21,7 @@ Options:
     if (positionals.length !== 1)
       throw new UsageError(`expected one <table.bin>, got ${positionals.length} argument(s)`);
     const path = positionals[0]!;
-    const bytes = await readInput(io.cwd, path, "table file");
+    const bytes = readInput(io.cwd, path, "table file");
     let tables;
     try {
       tables = decodeGlbd(bytes);
