@@ -23,3 +23,4 @@ export * from "./repositories/host-traffic";
 export * from "./repositories/redirect-flows";
 export * from "./repositories/pool-summaries";
 export * from "./repositories/director-sync";
+export * from "./repositories/change-reports";

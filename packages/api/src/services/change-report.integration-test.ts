@@ -1,5 +1,5 @@
 import type { AgentRedirectFlow, DataPlaneState, RedirectVipCounters } from "@tide/contracts";
-import { createDb, type Db } from "@tide/db";
+import { anyChangeReportPending, createDb, type Db } from "@tide/db";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { callerFor, makePool, makeUser, restCall, truncateAll } from "../testing/fixtures";
 import { redirectCounters, vipCounters } from "../testing/redirect-counters";
@@ -159,7 +159,10 @@ describe("change reports", () => {
           : [],
     );
     // This one and the pool's first version's (from its creation, replaced by the drain).
+    expect(await anyChangeReportPending(db)).toBe(true);
     expect(await advanceChangeReports(db)).toEqual({ ended: 2, written: 2 });
+    // Every report is written: the reporter's timer has nothing to read until the next version.
+    expect(await anyChangeReportPending(db)).toBe(false);
 
     const done = await api.tables.report({ versionId: v.id });
     expect(done.status).toBe("done");
@@ -251,6 +254,7 @@ describe("change reports", () => {
     // waits for it (CATCH_UP_MS), then says what it does not know.
     await advanceChangeReports(db);
     expect((await api.tables.report({ versionId: first.id })).status).toBe("closing");
+    expect(await anyChangeReportPending(db)).toBe(true); // closing: ended, not written
     await advanceChangeReports(db, new Date(Date.now() + 60_000));
     const r = await api.tables.report({ versionId: first.id });
     expect(r.report).toMatchObject({
