@@ -9,17 +9,19 @@
 # Then the server runs in the foreground on 127.0.0.1:$PGPORT (host networking).
 set -euo pipefail
 
-: "${POSTGRES_USER:=tide}" "${POSTGRES_DB:=tide}" "${PGPORT:=5433}"
+: "${POSTGRES_USER:=tide}" "${POSTGRES_DB:=tide}" "${PGPORT:=5434}"
 say() { printf 'tide-postgres: %s\n' "$*" >&2; }
 
 major="$(basename "$(dirname "$(readlink -f /usr/lib/postgresql/bin)")")"
 
 # With host networking a port taken on the host is taken here: say so before PostgreSQL's own
-# "could not bind" line, with the way out.
+# "could not bind" line, with the way out; exit 0, so that the compose file's restart policy
+# (on-failure) leaves it stopped instead of restarting it into the same port every few seconds.
 if (exec 3<>"/dev/tcp/127.0.0.1/$PGPORT") 2>/dev/null; then
   say "port $PGPORT on 127.0.0.1 is already in use on this host (another PostgreSQL?)."
   say "Stop that server, or choose another port: TIDE_PG_PORT=<port> docker-compose up -d"
-  exit 1
+  say "not starting (and not restarted: exit status 0)"
+  exit 0
 fi
 
 if [[ -s $PGDATA/PG_VERSION ]]; then
