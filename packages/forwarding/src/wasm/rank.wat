@@ -17,7 +17,8 @@
 ;;   COUNTS  6208   per proxy the number of blocks (1 or 3), 256 x u8
 ;;   SCORES  6464   the current row's k lowest scores, ascending, 256 x i64
 ;;   OUT     16384  rank() output: k bytes a row; 311,296 bytes = 65,536 rows at k = 4 in one call
-;; During a row, OUT's row slot doubles as the top-k index array (k bytes), so nothing is copied.
+;; During a row, OUT's row slot doubles as the top-k index array (k bytes), so nothing is copied;
+;; at depth 4 (the default) the kept scores and indexes move to locals after the first 4 proxies.
 (module
   (memory (export "memory") 5)
   (global (export "INIT") i32 (i32.const 0))
@@ -53,6 +54,9 @@
     (local $r0 i64) (local $r1 i64) (local $r2 i64) (local $r3 i64)
     (local $v0 i64) (local $v1 i64) (local $v2 i64) (local $v3 i64)
     (local $m i64) (local $s i64) (local $worst i64) (local $prev i64)
+    (local $t0 i64) (local $t1 i64) (local $t2 i64) (local $t3 i64)
+    (local $j0 i32) (local $j1 i32) (local $j2 i32) (local $j3 i32)
+    (local $c0 i32) (local $c1 i32) (local $c2 i32)
     (local.set $i0 (i64.load offset=0 (i32.const 0)))
     (local.set $i1 (i64.load offset=8 (i32.const 0)))
     (local.set $i2 (i64.load offset=16 (i32.const 0)))
@@ -152,10 +156,32 @@
             (i64.and (i64.shr_u (local.get $s) (i64.const 16)) (i64.const 0x0000ffff0000ffff))
             (i64.shl (i64.and (local.get $s) (i64.const 0x0000ffff0000ffff)) (i64.const 16))))
           (local.set $s (i64.rotl (local.get $s) (i64.const 32)))
-          ;; Top-k insertion, as rankRow: with k kept, a score not below the worst is dropped
-          ;; (a tie keeps the earlier, lower index); else the worst leaves and the new score
-          ;; sinks past every strictly greater one.
           (block $next
+            ;; Depth 4 (the default) past the first 4 proxies: the four kept scores and indexes
+            ;; live in locals and a score below the worst is inserted with selects (cmov), not
+            ;; a shifting loop whose exit branch mispredicts about every other time.
+            (if (i32.and (i32.eq (local.get $k) (i32.const 4)) (i32.ge_u (local.get $p) (i32.const 4)))
+              (then
+                (br_if $next (i64.ge_u (local.get $s) (local.get $t3)))
+                (local.set $c0 (i64.lt_u (local.get $s) (local.get $t0)))
+                (local.set $c1 (i64.lt_u (local.get $s) (local.get $t1)))
+                (local.set $c2 (i64.lt_u (local.get $s) (local.get $t2)))
+                (local.set $t3 (select (local.get $t2) (local.get $s) (local.get $c2)))
+                (local.set $j3 (select (local.get $j2) (local.get $p) (local.get $c2)))
+                (local.set $t2 (select (local.get $t1)
+                  (select (local.get $s) (local.get $t2) (local.get $c2)) (local.get $c1)))
+                (local.set $j2 (select (local.get $j1)
+                  (select (local.get $p) (local.get $j2) (local.get $c2)) (local.get $c1)))
+                (local.set $t1 (select (local.get $t0)
+                  (select (local.get $s) (local.get $t1) (local.get $c1)) (local.get $c0)))
+                (local.set $j1 (select (local.get $j0)
+                  (select (local.get $p) (local.get $j1) (local.get $c1)) (local.get $c0)))
+                (local.set $t0 (select (local.get $s) (local.get $t0) (local.get $c0)))
+                (local.set $j0 (select (local.get $p) (local.get $j0) (local.get $c0)))
+                (br $next)))
+            ;; Top-k insertion, as rankRow: with k kept, a score not below the worst is dropped
+            ;; (a tie keeps the earlier, lower index); else the worst leaves and the new score
+            ;; sinks past every strictly greater one.
             (if (i32.eq (local.get $filled) (local.get $k))
               (then
                 (br_if $next (i64.ge_u (local.get $s) (local.get $worst)))
@@ -178,10 +204,28 @@
             (i32.store8 (i32.add (local.get $out) (local.get $j)) (local.get $p))
             (local.set $filled (i32.add (local.get $filled) (i32.const 1)))
             (if (i32.eq (local.get $filled) (local.get $k))
-              (then (local.set $worst (i64.load (i32.add (global.get $SCORES)
-                (i32.shl (i32.sub (local.get $k) (i32.const 1)) (i32.const 3))))))))
+              (then
+                (local.set $worst (i64.load (i32.add (global.get $SCORES)
+                  (i32.shl (i32.sub (local.get $k) (i32.const 1)) (i32.const 3)))))
+                ;; Depth 4: the first four proxies are in; the fast path takes over from here.
+                (if (i32.eq (local.get $k) (i32.const 4))
+                  (then
+                    (local.set $t0 (i64.load offset=0 (global.get $SCORES)))
+                    (local.set $t1 (i64.load offset=8 (global.get $SCORES)))
+                    (local.set $t2 (i64.load offset=16 (global.get $SCORES)))
+                    (local.set $t3 (i64.load offset=24 (global.get $SCORES)))
+                    (local.set $j0 (i32.load8_u offset=0 (local.get $out)))
+                    (local.set $j1 (i32.load8_u offset=1 (local.get $out)))
+                    (local.set $j2 (i32.load8_u offset=2 (local.get $out)))
+                    (local.set $j3 (i32.load8_u offset=3 (local.get $out))))))))
           (br_if $proxy_loop (i32.lt_u
             (local.tee $p (i32.add (local.get $p) (i32.const 1))) (local.get $n))))
+        (if (i32.eq (local.get $k) (i32.const 4))
+          (then
+            (i32.store8 offset=0 (local.get $out) (local.get $j0))
+            (i32.store8 offset=1 (local.get $out) (local.get $j1))
+            (i32.store8 offset=2 (local.get $out) (local.get $j2))
+            (i32.store8 offset=3 (local.get $out) (local.get $j3))))
         (local.set $out (i32.add (local.get $out) (local.get $k)))
         (br_if $row_loop (i32.lt_u
           (local.tee $row (i32.add (local.get $row) (i32.const 1))) (local.get $end))))))
