@@ -7,7 +7,8 @@
  *   - GLBD v2 encode / decode of one table
  * Against the C builder (bench/c-builder.c: glb-director-cli's algorithm, compiled here, timed
  * in-process on the same table in this run), as a CPU-time ratio; goal <= 0.5x at every size.
- * The C builder with a one-pass top-2 instead of qsort is printed beside it for scale.
+ * The C builder with a one-pass top-2 instead of qsort is printed beside it for scale, and the
+ * build with the JavaScript ranking (the reference, used where WebAssembly is unavailable).
  */
 import {
   assignRows,
@@ -18,6 +19,7 @@ import {
   type ProxyStatus,
   type TableSpec,
 } from "../src/index";
+import { setWasmRanking } from "../src/wasm/rank-wasm";
 import { benchTable, cBuildCpuMs, compileCBuilder, writeGlbJson } from "./c-builder";
 
 const RUNS = 7;
@@ -62,6 +64,10 @@ for (const n of [16, 64, 256]) {
     { wall: NaN, cpu: top2 },
     `TS is ${(ms.cpu / top2).toFixed(2)}x`,
   ]);
+  setWasmRanking(false);
+  const js = time(() => buildTable(s), runs);
+  setWasmRanking(true);
+  rows.push([`  build ${n}, JavaScript ranking`, js, `${(js.cpu / c).toFixed(2)}x C (the reference path)`]);
 }
 
 {
