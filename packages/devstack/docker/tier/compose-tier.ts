@@ -14,14 +14,31 @@
  *   - `down` + `up` keep the data (the drain, the credentials), `down -v` removes the volumes;
  *   - profile `fleet`: the lab registers itself with the console, both of its directors serve the
  *     console's table, a drain over REST reaches both, and stopping it leaves no namespace behind;
- *   - the host's iptables, bridges and sysctls are exactly as before.
- * Prints image sizes, build time and the time from `up` to a healthy console. Where no engine can
- * run, says why and only parses the file.
+ *   - `up` with the console's port taken: a message naming the port, exit 0, no restart;
+ *   - base-image.sh without an engine says how to get one (before any engine runs);
+ *   - a one-line console change rebuilds neither `npm ci` nor the fleet image;
+ *   - on a busy machine (a CPU burner per core of the tier's own): the whole stack with the fleet
+ *     comes up healthy as Docker sees it, the console container's process count stays flat for two
+ *     minutes with no zombie, and every container stops within its grace period (no SIGKILL);
+ *   - the host's iptables, bridges, sysctls, files under /etc/docker, /run/docker and
+ *     /run/containerd, and the engine's cgroups are exactly as before.
+ * Prints image sizes, build times (full, one-line console change) and the times from `up` to a
+ * healthy console and fleet. Where no engine can run, says why and only parses the file.
  * The engine's data root (images, build cache) is kept in $TIDE_COMPOSE_DOCKER_ROOT (default
  * .tide/compose-docker) so a second run builds warm; remove it to build cold.
  */
-import { spawnSync, type SpawnSyncOptions } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncOptions } from "node:child_process";
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+} from "node:fs";
+import { cpus } from "node:os";
 import net from "node:net";
 import path from "node:path";
 import pg from "pg";
@@ -35,6 +52,13 @@ import { startOwnDockerd, type OwnDockerd } from "./own-dockerd";
 const PROJECT = "tide-compose-tier";
 const COMPOSE_FILE = path.join(REPO_ROOT, "docker-compose.yml");
 const HEALTHY_TIMEOUT_MS = 240_000;
+/** Up to a healthy fleet on a machine kept busy by the tier's burner (Docker's 30 s checks). */
+const BUSY_HEALTHY_TIMEOUT_MS = 900_000;
+/** How long the console container's process count is watched, and how often (ms). */
+const FLAT_WATCH_MS = 120_000;
+const FLAT_SAMPLE_MS = 10_000;
+/** The compose file's stop_grace_period per service (s): a stop that reaches it is a SIGKILL. */
+const GRACE_S: Record<string, number> = { postgres: 60, console: 30, fleet: 60 };
 const REQUEST_TIMEOUT_MS = 15_000;
 /** Migrations an "older Tide" had applied to its database before this version's console starts. */
 const OLD_VERSION_MIGRATIONS = 3;
@@ -156,6 +180,37 @@ class Stack {
     const id = this.compose(["ps", "-q", service], { quiet: true }).trim();
     assert(id, `no ${service} container`);
     return this.docker(["inspect", "-f", "{{.Id}} {{.State.StartedAt}}", id]).trim();
+  }
+  /** The service's container id ("" when it has none). */
+  containerId(service: string): string {
+    return this.compose(["--profile", "fleet", "ps", "-q", service], { quiet: true }).trim();
+  }
+  /** docker inspect -f FORMAT of the service's container. */
+  inspect(service: string, format: string): string {
+    const id = this.containerId(service);
+    assert(id, `no ${service} container`);
+    return this.docker(["inspect", "-f", format, id]).trim();
+  }
+  /** Waits until Docker's healthcheck says healthy for every service; ms from the call. */
+  async waitDockerHealthy(services: string[], timeoutMs: number): Promise<number> {
+    const started = Date.now();
+    for (;;) {
+      const states = services.map((s) => {
+        try {
+          return this.inspect(s, "{{.State.Status}}/{{if .State.Health}}{{.State.Health.Status}}{{end}}");
+        } catch {
+          return "none";
+        }
+      });
+      if (states.every((st) => st === "running/healthy")) return Date.now() - started;
+      if (Date.now() - started > timeoutMs) {
+        const logs = this.composeStatus(["--profile", "fleet", "logs", "--tail=30", ...services]).output;
+        throw new Error(
+          `not healthy within ${seconds(timeoutMs)}: ${services.map((s, i) => `${s} ${states[i]}`).join(", ")}\n${logs}`,
+        );
+      }
+      await sleep(2000);
+    }
   }
   async waitHealthy(timeoutMs = HEALTHY_TIMEOUT_MS): Promise<number> {
     const started = Date.now();
@@ -373,6 +428,8 @@ async function runStack(engine: OwnDockerd): Promise<void> {
   log(
     `up -> healthy console: ${seconds(Date.now() - upStart)} (health answered ${seconds(healthyMs)} after up returned)`,
   );
+  await stack.waitDockerHealthy(["postgres", "console"], HEALTHY_TIMEOUT_MS);
+  log(`up -> Docker reports postgres and console healthy: ${seconds(Date.now() - upStart)}`);
 
   await check("the console migrated the older database without resetting it", async () => {
     const applied = await query<{ n: string }>(
@@ -522,6 +579,19 @@ async function runStack(engine: OwnDockerd): Promise<void> {
           signal: AbortSignal.timeout(2000),
         }).catch(() => null);
         assert(res === null, "something answered HTTP on the taken port");
+        // No restart loop: the policy (on-failure, capped) does not restart an exit 0. A loop
+        // restarts within a second or two; 20 s shows one.
+        await sleep(20_000);
+        const state = stack.inspect(
+          "console",
+          "{{.State.Status}} exit={{.State.ExitCode}} restarts={{.RestartCount}} policy={{.HostConfig.RestartPolicy.Name}}:{{.HostConfig.RestartPolicy.MaximumRetryCount}}",
+        );
+        assert(
+          state === "exited exit=0 restarts=0 policy=on-failure:5",
+          `the console with its port taken: ${state} (expected exited exit=0 restarts=0 policy=on-failure:5)`,
+        );
+        const count = logs.split("\n").filter((l) => l.includes(message)).length;
+        assert(count === 1, `the message appeared ${count} times (restarts)`);
         return logs
           .split("\n")
           .find((l) => l.includes(message))
@@ -557,6 +627,9 @@ async function runStack(engine: OwnDockerd): Promise<void> {
   });
 
   await checkFleet(stack, token);
+
+  await checkOneLineChange(stack);
+  await checkBusyHost(stack);
 
   await check("`down -v` removes the volumes", async () => {
     stack.compose(["--profile", "fleet", "down", "-v"]);
@@ -700,6 +773,175 @@ async function checkFleet(stack: Stack, token: string): Promise<void> {
   });
 }
 
+/** Classic-builder output: did the step whose instruction contains `needle` come from the cache? */
+function stepCached(buildOutput: string, needle: string): boolean {
+  const steps = buildOutput.split(/^Step \d+\/\d+ : /m);
+  const step = steps.find((st) => (st.split("\n")[0] ?? "").includes(needle));
+  assert(step !== undefined, `no build step with ${needle}`);
+  return step.includes("Using cache");
+}
+
+/**
+ * The layer order: the console and the fleet built from a copy of the working tree (the checkout is
+ * shared), then again after one line is added to a console source file. Only the console's build
+ * stage runs again: `npm ci` comes from the cache and the fleet image is the same image.
+ */
+async function checkOneLineChange(stack: Stack): Promise<void> {
+  await check("a one-line console change rebuilds neither `npm ci` nor the fleet image", async () => {
+    const ctx = mkdtempSync("/tmp/tide-compose-context-");
+    try {
+      sh(
+        "bash",
+        [
+          "-c",
+          `git ls-files -z -co --exclude-standard | tar --null --ignore-failed-read -T - -cf - | tar -xf - -C "${ctx}"`,
+        ],
+        { cwd: REPO_ROOT },
+      );
+      const build = (target: string, tag: string): { output: string; ms: number } => {
+        const started = Date.now();
+        const output = sh(
+          "docker",
+          [
+            "build",
+            "-f",
+            path.join(ctx, "packages/devstack/docker/Dockerfile"),
+            "--network",
+            "host",
+            "--target",
+            target,
+            "-t",
+            tag,
+            ctx,
+          ],
+          { env: stack.env },
+        );
+        return { output, ms: Date.now() - started };
+      };
+      build("console", "tide-console:tier-copy");
+      build("fleet", "tide-fleet:tier-copy");
+      const fleetBefore = stack.docker(["image", "inspect", "-f", "{{.Id}}", "tide-fleet:tier-copy"]).trim();
+      appendFileSync(path.join(ctx, "apps/console/src/app/layout.tsx"), "// one line (compose tier)\n");
+      const consoleBuild = build("console", "tide-console:tier-copy");
+      const fleetBuild = build("fleet", "tide-fleet:tier-copy");
+      const fleetAfter = stack.docker(["image", "inspect", "-f", "{{.Id}}", "tide-fleet:tier-copy"]).trim();
+      assert(stepCached(consoleBuild.output, "npm ci"), "`npm ci` ran again after a one-line console change");
+      assert(
+        fleetAfter === fleetBefore,
+        `the fleet image changed after a one-line console change:\n${fleetBuild.output.split("\n").slice(-40).join("\n")}`,
+      );
+      log(
+        `one-line console change: console image rebuilt in ${seconds(consoleBuild.ms)}, fleet in ${seconds(fleetBuild.ms)}`,
+      );
+      return `console ${seconds(consoleBuild.ms)}, fleet ${seconds(fleetBuild.ms)} (all cached)`;
+    } finally {
+      rmSync(ctx, { recursive: true, force: true });
+      spawnSync("docker", ["rmi", "tide-console:tier-copy", "tide-fleet:tier-copy"], {
+        env: stack.env,
+        stdio: "ignore",
+      });
+    }
+  });
+}
+
+/** Processes in a container as the host sees them: [pid, stat, command] rows. */
+function containerProcesses(stack: Stack, service: string): string[][] {
+  const out = stack.docker(["top", stack.containerId(service), "-eo", "pid,stat,comm"]);
+  return out
+    .trim()
+    .split("\n")
+    .slice(1)
+    .map((l) => l.trim().split(/\s+/));
+}
+
+/**
+ * The stack on a busy machine (issue 34): with a CPU burner per core of the tier's own running, the
+ * whole stack with the fleet is started from new containers (the data kept), comes up healthy as
+ * Docker's own healthchecks see it, keeps a flat process count in the console container for two
+ * minutes (cheap checks that do not pile up, an init that reaps), and every container stops within
+ * its grace period (no SIGKILL, exit status not 137).
+ */
+async function checkBusyHost(stack: Stack): Promise<void> {
+  const burners: ChildProcess[] = [];
+  try {
+    stack.compose(["--profile", "fleet", "down"], { quiet: true });
+    for (let i = 0; i < cpus().length; i++)
+      burners.push(spawn("sh", ["-c", "while :; do :; done"], { stdio: "ignore" }));
+    log(`busy machine: ${burners.length} CPU burners running`);
+
+    const ok = await check(
+      "busy machine: the stack with the fleet comes up healthy (Docker's healthchecks)",
+      async () => {
+        const upStart = Date.now();
+        stack.compose(["--profile", "fleet", "up", "-d"], { quiet: true });
+        const consoleMs = await stack.waitDockerHealthy(["postgres", "console"], BUSY_HEALTHY_TIMEOUT_MS);
+        await stack.waitDockerHealthy(["postgres", "console", "fleet"], BUSY_HEALTHY_TIMEOUT_MS);
+        const restarts = ["postgres", "console", "fleet"].map(
+          (s) => `${s} ${stack.inspect(s, "{{.RestartCount}}")}`,
+        );
+        assert(
+          restarts.every((r) => r.endsWith(" 0")),
+          `restarts: ${restarts.join(", ")}`,
+        );
+        return `up -> console healthy ${seconds(consoleMs)}, fleet healthy ${seconds(Date.now() - upStart)}; no restart`;
+      },
+    );
+    if (!ok) return;
+
+    await check(
+      "busy machine: the console container's process count stays flat for two minutes",
+      async () => {
+        const counts: number[] = [];
+        const zombies: string[] = [];
+        const started = Date.now();
+        while (Date.now() - started < FLAT_WATCH_MS) {
+          const procs = containerProcesses(stack, "console");
+          counts.push(procs.length);
+          zombies.push(...procs.filter((p) => p[1]?.startsWith("Z")).map((p) => p.join(" ")));
+          await sleep(FLAT_SAMPLE_MS);
+        }
+        const min = Math.min(...counts);
+        const max = Math.max(...counts);
+        assert(zombies.length === 0, `zombies: ${zombies.join("; ")}`);
+        // One more than the least is a healthcheck caught while it ran (a few ms every 30 s).
+        assert(max - min <= 1, `process counts over ${seconds(FLAT_WATCH_MS)}: ${counts.join(" ")}`);
+        return `${counts.length} samples: ${counts.join(" ")}; no zombie`;
+      },
+    );
+
+    await check("busy machine: every container stops within its grace period (no SIGKILL)", async () => {
+      // One at a time, dependants first (the order `stop` uses), so each time is the container's own.
+      const services = ["fleet", "console", "postgres"];
+      const lines: string[] = [];
+      for (const s of services) {
+        const id = stack.containerId(s);
+        const stopStart = Date.now();
+        stack.compose(["--profile", "fleet", "stop", s], { quiet: true });
+        const tookS = (Date.now() - stopStart) / 1000;
+        const code = stack.docker(["inspect", "-f", "{{.State.ExitCode}}", id]).trim();
+        lines.push(`${s} exit ${code} in ${tookS.toFixed(1)} s`);
+        assert(code !== "137", `${s} was killed (exit 137): ${lines.join(", ")}`);
+        assert(
+          tookS < (GRACE_S[s] ?? 10),
+          `${s} took ${tookS.toFixed(1)} s, its grace period is ${GRACE_S[s]} s`,
+        );
+      }
+      const logs = stack.composeStatus([
+        "--profile",
+        "fleet",
+        "logs",
+        "--no-color",
+        "--tail=20",
+        "fleet",
+      ]).output;
+      assert(/stopped in \d+ s/.test(logs), `the fleet did not report stopping:\n${logs}`);
+      return lines.join(", ");
+    });
+  } finally {
+    for (const b of burners) b.kill("SIGKILL");
+  }
+}
+
 async function main(): Promise<number> {
   const why = whyNoEngine();
   if (why) {
@@ -715,6 +957,17 @@ async function main(): Promise<number> {
   log(
     `engine data root: ${dataRoot}${existsSync(dataRoot) ? " (kept from an earlier run: warm build)" : " (new: cold build)"}`,
   );
+  await check("base-image.sh without a Docker engine says so and how to get one", async () => {
+    const r = spawnSync("bash", [path.join(REPO_ROOT, "packages/devstack/docker/base-image.sh")], {
+      encoding: "utf8",
+      env: { ...process.env, DOCKER_HOST: "unix:///nonexistent/tide-compose-tier.sock" },
+    });
+    const text = `${r.stdout}${r.stderr}`;
+    assert(r.status === 69, `exit ${r.status} (expected 69):\n${text}`);
+    for (const needed of ["no Docker engine answers", "docker.io", "docker-compose", "iptables", "v1"])
+      assert(text.includes(needed), `the message does not mention ${needed}:\n${text}`);
+    assert(!text.includes("debootstrap"), `it still talks of debootstrap:\n${text}`);
+  });
   const before = snapshotHost();
   const engine = await startOwnDockerd({ dataRoot, log });
   try {
@@ -739,7 +992,7 @@ async function main(): Promise<number> {
     if (r.status !== 0) log("docker-compose down -v failed (the engine stops anyway)");
     await check("the engine stops and leaves no mount or temp dir", () => engine.stop());
   }
-  await check("the host's iptables, bridges and sysctls are as before", async () => {
+  await check("the host's iptables, bridges, sysctls, engine files and cgroups are as before", async () => {
     const diff = diffHostState(before, snapshotHost());
     if (diff.otherLinks.length)
       log(`links of other processes changed meanwhile (not Docker's): ${diff.otherLinks.join(" ")}`);

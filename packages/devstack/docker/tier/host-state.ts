@@ -1,13 +1,15 @@
 /**
  * What a Docker engine can change on the host, read before and after the compose tier: the
  * iptables/ip6tables rule sets (packet counters left out), the bridges, the links Docker would name
- * (docker*, br-*, veth*), the forwarding and bridge-netfilter sysctls. `diffHostState` lists every
- * difference; the tier fails on any.
+ * (docker*, br-*, veth*), the forwarding and bridge-netfilter sysctls, the files a dockerd and its
+ * containerd make outside their data and exec roots (/etc/docker: key.json; /run/docker;
+ * /run/containerd) and the engine's cgroup parent below this process's own cgroups (issue 34:
+ * each was left behind). `diffHostState` lists every difference; the tier fails on any.
  * Other links are compared too but only reported: on a shared machine other test runs create and
  * remove their own namespaces' veths while the tier runs.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 
 export interface HostState {
@@ -17,6 +19,63 @@ export interface HostState {
   /** Link names (without the @peer suffix). */
   links: string[];
   sysctls: Record<string, string>;
+  /** Every path under ENGINE_HOST_DIRS (and the directories themselves), "d " or "f " first. */
+  files: string[];
+  /** Cgroup directories of the tier's engine (cgroupDirs). */
+  cgroups: string[];
+}
+
+/** Where a dockerd and its containerd write outside the data and exec roots they are given. */
+export const ENGINE_HOST_DIRS = ["/etc/docker", "/run/docker", "/run/containerd"];
+/** cgroup parent of every container of the tier's engine (own-dockerd.ts passes it to dockerd). */
+export const CGROUP_PARENT = "tide-compose-tier";
+
+/** `dir` and everything below it, as "d /path" / "f /path" lines; [] when it does not exist. */
+export function listTree(dir: string): string[] {
+  let isDir: boolean;
+  try {
+    isDir = lstatSync(dir).isDirectory();
+  } catch {
+    return [];
+  }
+  if (!isDir) return [`f ${dir}`];
+  const out = [`d ${dir}`];
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir).sort();
+  } catch {
+    // unreadable: the directory itself is still compared
+  }
+  for (const name of names) out.push(...listTree(path.join(dir, name)));
+  return out;
+}
+
+/**
+ * The cgroup directories a dockerd started by this process makes for --cgroup-parent
+ * CGROUP_PARENT: dockerd's cgroupfs driver puts a relative parent below the daemon's own cgroup
+ * in each hierarchy (here /sys/fs/cgroup/<controller><this process's cgroup>/CGROUP_PARENT), and
+ * every container's cgroup below that. Deepest first.
+ */
+export function cgroupDirs(procSelfCgroup = readProcSelfCgroup()): string[] {
+  const dirs: string[] = [];
+  for (const line of procSelfCgroup.split("\n")) {
+    const m = /^\d+:([^:]*):(.*)$/.exec(line);
+    if (!m) continue;
+    const controllers = m[1] ?? "";
+    const mount =
+      controllers === "" ? "unified" : controllers.startsWith("name=") ? controllers.slice(5) : controllers;
+    const parent = path.join("/sys/fs/cgroup", mount, m[2] ?? "/", CGROUP_PARENT);
+    for (const entry of listTree(parent)) if (entry.startsWith("d ")) dirs.push(entry.slice(2));
+  }
+  return [...new Set(dirs)].sort((a, b) => b.length - a.length || a.localeCompare(b));
+}
+
+function readProcSelfCgroup(): string {
+  try {
+    return readFileSync("/proc/self/cgroup", "utf8");
+  } catch {
+    return "";
+  }
 }
 
 /** Links a Docker engine creates: its default bridge, user-defined bridges and container veths. */
@@ -64,6 +123,8 @@ export function snapshotHost(): HostState {
       .filter(Boolean)
       .sort(),
     sysctls: readSysctls(),
+    files: ENGINE_HOST_DIRS.flatMap((d) => listTree(d)),
+    cgroups: cgroupDirs(),
   };
 }
 
@@ -88,6 +149,12 @@ export function diffHostState(before: HostState, after: HostState): HostDiff {
     if (before.sysctls[name] !== after.sysctls[name])
       changed.push(`sysctl ${name}: ${before.sysctls[name] ?? "(absent)"} -> ${value}`);
   }
+  for (const f of after.files.filter((f) => !before.files.includes(f)))
+    changed.push(`${f.slice(2)} appeared`);
+  for (const f of before.files.filter((f) => !after.files.includes(f)))
+    changed.push(`${f.slice(2)} disappeared`);
+  for (const c of after.cgroups.filter((c) => !before.cgroups.includes(c)))
+    changed.push(`cgroup ${c} left behind`);
   const otherLinks = [
     ...added.filter((l) => !DOCKER_LINK.test(l)).map((l) => `+${l}`),
     ...removed.filter((l) => !DOCKER_LINK.test(l)).map((l) => `-${l}`),

@@ -1,29 +1,21 @@
 /**
  * A Docker engine owned by the compose tier, that leaves the host as it found it: no iptables
  * rules, no docker0 bridge, no ip_forward (`--iptables=false --ip6tables=false --bridge=none
- * --ip-forward=false`; builds and services use host networking), its own socket, pid file and
- * exec root in a temp dir, an empty config file (the host's /etc/docker/daemon.json does not apply)
- * and its own cgroup parent. A default dockerd would set FORWARD to DROP, add NAT chains and
+ * --ip-forward=false`; builds and services use host networking), its own socket, pid file, exec
+ * root and trust key (else /etc/docker/key.json) in a temp dir, a config file of its own (the
+ * host's /etc/docker/daemon.json does not apply) and its own cgroup parent. What dockerd and its
+ * containerd still make on the host (/etc/docker, /run/docker/plugins, /run/containerd/s, the
+ * cgroup parent below this process's cgroups) is removed when it stops, if it was not there before. A default dockerd would set FORWARD to DROP, add NAT chains and
  * docker0 and turn on bridge netfilter, which breaks the network-namespace lab.
  * The data root (images, build cache, volumes) is kept between runs for warm builds.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import {
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmdirSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { mkdirSync, mkdtempSync, openSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { CGROUP_PARENT, cgroupDirs, ENGINE_HOST_DIRS, listTree } from "./host-state";
 
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
-/** cgroup parent of every container of this engine (removed when it stops). */
-const CGROUP_PARENT = "tide-compose-tier";
 
 export interface OwnDockerd {
   /** Environment for docker / docker-compose: DOCKER_HOST of this engine. */
@@ -66,7 +58,11 @@ export async function startOwnDockerd(o: {
   const logFile = path.join(dir, "dockerd.log");
   const configFile = path.join(dir, "daemon.json");
   const socket = path.join(dir, "docker.sock");
-  writeFileSync(configFile, "{}\n");
+  // dockerd 20.10 keeps a "trust key" in /etc/docker/key.json unless told otherwise (the setting
+  // has no flag of its own in 20.10's dockerd; newer engines ignore it).
+  writeFileSync(configFile, `${JSON.stringify({ "deprecated-key-path": path.join(dir, "key.json") })}\n`);
+  const hostBefore = new Set(ENGINE_HOST_DIRS.flatMap((d) => listTree(d)));
+  const cgroupsBefore = new Set(cgroupDirs());
   mkdirSync(o.dataRoot, { recursive: true });
   const args = [
     "--iptables=false",
@@ -106,11 +102,28 @@ export async function startOwnDockerd(o: {
     // normally go with it, but a killed engine leaves them too.
     const left = [...unmountAll(dir), ...unmountAll(o.dataRoot)];
     if (left.length) throw new Error(`still mounted after stopping dockerd: ${left.join(", ")}`);
-    for (const controller of ["", ...readdirSafe("/sys/fs/cgroup")]) {
+    // The cgroup parent and any container cgroup dockerd did not remove (deepest first; rmdir
+    // removes only empty cgroups, so one still in use stays and the host check reports it).
+    for (const cgroup of cgroupDirs()) {
+      if (cgroupsBefore.has(cgroup)) continue;
       try {
-        rmdirSync(path.join("/sys/fs/cgroup", controller, CGROUP_PARENT));
+        rmdirSync(cgroup);
       } catch {
-        // not there (or not empty: reported by the host check if it matters)
+        // in use or gone
+      }
+    }
+    // What dockerd/containerd made outside the temp dir: only what was not there before, and
+    // only directories with nothing but empty directories (or the key of this engine) in them.
+    for (const top of ENGINE_HOST_DIRS) {
+      const entries = listTree(top).filter((e) => !hostBefore.has(e));
+      for (const entry of entries.reverse()) {
+        const p = entry.slice(2);
+        try {
+          if (entry.startsWith("d ")) rmdirSync(p);
+          else if (p === "/etc/docker/key.json") rmSync(p);
+        } catch {
+          // not empty: something else uses it; the host check reports what is left
+        }
       }
     }
     rmSync(dir, { recursive: true, force: true });
@@ -131,12 +144,4 @@ export async function startOwnDockerd(o: {
   }
   await stop();
   throw new Error(`dockerd did not answer within ${READY_TIMEOUT_MS / 1000} s (log: ${logFile})`);
-}
-
-function readdirSafe(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
 }
