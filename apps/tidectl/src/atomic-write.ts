@@ -1,24 +1,21 @@
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
-/** Temp files made by this process (their names: pid + this). */
-let tempCount = 0;
-
 /**
  * Writes `bytes` to `path` so that readers see either the old file or the complete new one:
  * temp file in the same directory (same filesystem, so rename is atomic), fsync, rename,
  * then fsync of the directory so the rename itself is durable. The temp file is removed on failure.
  * Synchronous: a command writes one file and waits for it anyway, and node:fs/promises costs
  * ~3.5 ms of CPU to load (issue 28: a whole `table build` within 1.5x the C CLI's).
- * The temp name is pid + a counter, made exclusive by "wx" (a stale file from a dead process with
- * the same pid is a failure, not overwritten).
+ * The temp name is pid + a random part (Math.random: node:crypto costs ~7 ms to load), opened
+ * exclusively ("wx"); a name that exists (another writer's file in a shared directory, a stale one)
+ * is never touched: another name is tried, and only a file this call created is ever removed.
  */
 export function writeFileAtomic(path: string, bytes: Uint8Array): void {
   const dir = dirname(path);
-  const tmp = join(dir, `.${basename(path)}.${process.pid}.${++tempCount}.tmp`);
+  const { fd, tmp } = openTemp(dir, basename(path));
   let renamed = false;
   try {
-    const fd = openSync(tmp, "wx", 0o644);
     try {
       for (let done = 0; done < bytes.length;) done += writeSync(fd, bytes, done);
       fsyncSync(fd);
@@ -40,8 +37,23 @@ export function writeFileAtomic(path: string, bytes: Uint8Array): void {
       try {
         unlinkSync(tmp);
       } catch {
-        // Not created (open failed) or already gone.
+        // Already gone.
       }
+    }
+  }
+}
+
+/** Tries at most this many temp names before giving up (each a fresh random part). */
+const TEMP_ATTEMPTS = 3;
+
+/** A new temp file beside the target, created by this call (exclusive open). */
+function openTemp(dir: string, base: string): { fd: number; tmp: string } {
+  for (let attempt = 1; ; attempt++) {
+    const tmp = join(dir, `.${base}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`);
+    try {
+      return { fd: openSync(tmp, "wx", 0o644), tmp };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST" || attempt >= TEMP_ATTEMPTS) throw e;
     }
   }
 }
