@@ -340,4 +340,36 @@ describe("touchUnchangedDirectorSync (a director's unchanged report in one state
     expect(await touchUnchangedDirectorSync(db, "dir-a", { www: v1 }, at(3))).toBe("touched");
     expect(await rowsOf("dir-a")).toMatchObject([{ outOfSyncSince: at(2), checkedAt: at(3) }]);
   });
+
+  it("decides pools without a version, and pools named like Object members, as the full path does", async () => {
+    await makeUser(db, "admin");
+    // No table version at all: in sync means serving nothing.
+    for (const name of ["bare", "constructor"]) {
+      await db.pool.create({
+        data: { id: `pool_${name}00000000`, name, hashKey: Buffer.alloc(16), seed: Buffer.alloc(8) },
+      });
+    }
+    await db.director.create({
+      data: {
+        id: "dir_bare00000000",
+        hostname: "dir-bare",
+        pools: { connect: [{ id: "pool_bare00000000" }, { id: "pool_constructor00000000" }] },
+      },
+    });
+    expect(await touchUnchangedDirectorSync(db, "dir-bare", {}, at(1))).toBe("changed"); // no rows yet
+    await recordDirectorSync(db, "dir-bare", director({}), at(1));
+    expect(await rowsOf("dir-bare")).toMatchObject([
+      { poolId: "pool_bare00000000", servedHash: null, outOfSyncSince: null },
+      { poolId: "pool_constructor00000000", servedHash: null, outOfSyncSince: null },
+    ]);
+    expect(await touchUnchangedDirectorSync(db, "dir-bare", {}, at(2))).toBe("touched");
+    // Serving something for a pool that has no version is out of sync.
+    expect(await touchUnchangedDirectorSync(db, "dir-bare", { bare: "f".repeat(64) }, at(3))).toBe("changed");
+    await recordDirectorSync(db, "dir-bare", director({ bare: "f".repeat(64) }), at(3));
+    expect(await rowsOf("dir-bare")).toMatchObject([
+      { servedHash: "f".repeat(64), outOfSyncSince: at(3) },
+      { servedHash: null, outOfSyncSince: null, checkedAt: at(3) },
+    ]);
+    expect(await touchUnchangedDirectorSync(db, "dir-bare", { bare: "f".repeat(64) }, at(4))).toBe("touched");
+  });
 });

@@ -43,8 +43,7 @@ function directorComponent(dataPlane: readonly DataPlaneState[]): DataPlaneState
  * Record what a director host reported (called after each accepted batch). Every report moves the
  * rows' checkedAt (the view's "last report"): when nothing else changed, that is the one statement
  * of touchUnchangedDirectorSync; the served hash, since when, and since when out of sync are written
- * only when they change. An unreachable director serves nothing
- * as far as anyone can tell.
+ * only when they change. An unreachable director serves nothing as far as anyone can tell.
  */
 export async function recordDirectorSync(
   db: Db,
@@ -73,7 +72,8 @@ export async function recordDirectorSync(
   const writes = [];
   const unchanged: string[] = [];
   for (const pool of director.pools) {
-    const servedHash = served[pool.name] ?? null;
+    // Own keys only: a pool named like an Object.prototype member ("constructor") is not served.
+    const servedHash = Object.hasOwn(served, pool.name) ? (served[pool.name] ?? null) : null;
     const desired = versions.get(pool.id);
     const inSync = desired === undefined ? servedHash === null : servedHash === desired.contentHash;
     const row = rows.get(pool.id);
