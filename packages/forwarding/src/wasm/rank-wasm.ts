@@ -4,8 +4,10 @@
  * rendezvous.ts, which stays the reference and the fallback (the two are compared in
  * rank-wasm.test.ts on random fleets).
  *
- * The module is 1,269 bytes, so it is compiled synchronously on first use: browsers refuse a
- * synchronous `new WebAssembly.Module` on the main thread only above 4 KiB (Chrome's limit). Where
+ * The module is small (rank-wasm.generated.ts says its size; a test keeps it under 4 KiB), so it is
+ * compiled synchronously on first use: browsers refuse a synchronous `new WebAssembly.Module` on
+ * the main thread only above 4 KiB (Chrome's limit). A big-endian host takes the JavaScript path
+ * (the caller writes the module's memory through Int32Array views). Where
  * WebAssembly is missing or refused (a Content-Security-Policy without 'wasm-unsafe-eval', as
  * the console's), the loader returns null and the JavaScript path runs; nothing else changes.
  */
@@ -54,13 +56,17 @@ export function rankWasmBytes(): Uint8Array {
  * is absent or refuses (CSP, an engine without multi-value results).
  */
 export function loadRanker(wasm: WasmApi | undefined): RankExports | null {
-  if (!wasm) return null;
+  // Linear memory is little-endian; the caller's Int32Array views of it are the host's order.
+  if (!wasm || !LITTLE_ENDIAN_HOST) return null;
   try {
     return new wasm.Instance(new wasm.Module(rankWasmBytes())).exports as unknown as RankExports;
   } catch {
     return null;
   }
 }
+
+/** Whether typed arrays here are little-endian, as WebAssembly memory always is. */
+const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /** The engine's WebAssembly, if it has one. */
 export function globalWasm(): WasmApi | undefined {

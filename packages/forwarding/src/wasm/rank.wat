@@ -16,7 +16,8 @@
 ;;   BLOCKS  64     per proxy 3 x i64 message blocks (only the first `count` used), 256 x 24 bytes
 ;;   COUNTS  6208   per proxy the number of blocks (1 or 3), 256 x u8
 ;;   SCORES  6464   the current row's k lowest scores, ascending, 256 x i64
-;;   OUT     16384  rank() output: k bytes a row; 311,296 bytes = 65,536 rows at k = 4 in one call
+;;   OUT     16384  rank() output: k bytes a row; at most 1,024 rows x 256 = 256 KiB a call
+;;                  (rank-wasm.ts ranks 1,024 rows per call)
 ;; During a row, OUT's row slot doubles as the top-k index array (k bytes), so nothing is copied;
 ;; at depth 4 (the default) the kept scores and indexes move to locals after the first 4 proxies.
 (module
