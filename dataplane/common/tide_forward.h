@@ -60,7 +60,9 @@ struct tide_fwd_bind {
 	uint8_t table;
 	/* Its table's key and plan for this bind's family (tide_fwd_table's hash_path[family] and
 	 * alt_hash_path[family]; a flow matches only binds of its own family): a matched packet
-	 * hashes from the bind's cache line, without reading the table's. */
+	 * hashes from the bind it matched, without reading the table's header. The struct is 64
+	 * bytes (40 before) and not cache-line aligned, so a bind may span two lines and a match scan
+	 * over many binds reads more bytes; the bench's few binds are faster overall (make bench). */
 	struct tide_sipkey key;
 	uint8_t hash_path;
 	uint8_t alt_hash_path;
@@ -68,12 +70,11 @@ struct tide_fwd_bind {
 
 struct tide_fwd_table {
 	struct tide_sipkey key;
-	/* What this table is hashed on: the v3 trailer's, or the director's default for v2. Next
-	 * to the key, so the packet path reads both from one cache line. */
+	/* What this table is hashed on: the v3 trailer's, or the director's default for v2. */
 	struct tide_hash_config hash;
 	/* The plan for `hash`: the path of fields, and of alt_fields (0: none), indexed by the
-	 * flow's family itself (4 or 6; the other entries are unused), so that a packet computes
-	 * no index. In the same cache line as the key. */
+	 * flow's family itself (4 or 6; the other entries are unused). The packet path reads the
+	 * copies in each bind; these are for building the binds, explain/status and the tests. */
 	uint8_t hash_path[8];
 	uint8_t alt_hash_path[8];
 	uint32_t num_backends;
