@@ -15,8 +15,14 @@ import { parseRedirectFilters, RedirectControl } from "./redirect-control";
 import { proxyNode } from "./topology";
 
 export const TEST_SERVER_SCRIPT = fileURLToPath(new URL("../assets/test-server.mjs", import.meta.url));
-const REDIRECT_START_TIMEOUT_MS = 15_000;
-const SERVER_START_TIMEOUT_MS = 10_000;
+/**
+ * Ceilings for a daemon's start, ms. Each wait ends as soon as the daemon is ready (its socket, its
+ * "ready" line) or has exited (a failure at once), so these bound only a daemon that hangs: on a
+ * busy host (the compose tier beside CPU burners) a test server took over 10 s to start, and a
+ * fixed 10 s made the lab fail and restart in a loop (issue 34).
+ */
+const REDIRECT_START_TIMEOUT_MS = 60_000;
+const SERVER_START_TIMEOUT_MS = 60_000;
 
 export class LabProxies {
   private readonly clients = new Map<string, RedirectControl>();
