@@ -64,6 +64,7 @@ async function isAdminToken(
   log: (line: string) => void,
 ): Promise<boolean> {
   const started = Date.now();
+  let attempt = 0;
   for (;;) {
     let answer: string;
     try {
@@ -71,7 +72,8 @@ async function isAdminToken(
         headers: { authorization: `Bearer ${token}` },
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       });
-      const me: unknown = res.status === 200 ? await res.json() : null;
+      // A refusal's body is not read: cancel it, so the connection is not held for it.
+      const me: unknown = res.status === 200 ? await res.json() : await res.body?.cancel().then(() => null);
       const verdict = adminTokenVerdict(res.status, me);
       if (verdict !== "unknown") return verdict === "admin";
       answer = `HTTP ${res.status}`;
@@ -84,7 +86,8 @@ async function isAdminToken(
           `${BUSY_CONSOLE_PATIENCE_MS / 1000} s (last: ${answer}); the token file is kept`,
       );
     }
-    log(`the console is busy (GET /api/v1/me: ${answer}); asking again`);
+    // Said once, then every 30 s while it lasts (a line every 2 s for 5 minutes would bury the log).
+    if (attempt++ % 15 === 0) log(`the console is busy (GET /api/v1/me: ${answer}); asking again`);
     await new Promise((r) => setTimeout(r, BUSY_RETRY_MS));
   }
 }
