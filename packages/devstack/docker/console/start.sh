@@ -19,7 +19,7 @@ say() { printf 'tide-console: %s\n' "$*" >&2; }
 
 if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
   say "port $port is already in use on this host (a console of npm run up, or another server)."
-  say "Stop it, or choose another port: TIDE_CONSOLE_PORT=<port> docker-compose up -d"
+  say "Stop it, or choose another port: TIDE_COMPOSE_CONSOLE_PORT=<port> docker-compose up -d"
   say "not starting (and not restarted: exit status 0)"
   exit 0
 fi

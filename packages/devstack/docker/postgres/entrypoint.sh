@@ -19,7 +19,7 @@ major="$(basename "$(dirname "$(readlink -f /usr/lib/postgresql/bin)")")"
 # (on-failure) leaves it stopped instead of restarting it into the same port every few seconds.
 if (exec 3<>"/dev/tcp/127.0.0.1/$PGPORT") 2>/dev/null; then
   say "port $PGPORT on 127.0.0.1 is already in use on this host (another PostgreSQL?)."
-  say "Stop that server, or choose another port: TIDE_PG_PORT=<port> docker-compose up -d"
+  say "Stop that server, or choose another port: TIDE_COMPOSE_PG_PORT=<port> docker-compose up -d"
   say "not starting (and not restarted: exit status 0)"
   exit 0
 fi

@@ -143,8 +143,8 @@ class Stack {
     this.env = {
       ...engine.env,
       COMPOSE_PROJECT_NAME: PROJECT,
-      TIDE_CONSOLE_PORT: String(consolePort),
-      TIDE_PG_PORT: String(pgPort),
+      TIDE_COMPOSE_CONSOLE_PORT: String(consolePort),
+      TIDE_COMPOSE_PG_PORT: String(pgPort),
       // The classic builder through docker-py: no buildx plugin needed (Debian has none).
       COMPOSE_DOCKER_CLI_BUILD: "0",
       DOCKER_BUILDKIT: "0",
@@ -556,12 +556,12 @@ async function runStack(engine: OwnDockerd): Promise<void> {
     "`up` with the console's port taken: the console stops and its log names the port",
     async () => {
       // What a developer meets with another console on the port: `up -d` recreates the console with
-      // TIDE_CONSOLE_PORT pointing at a port some other process holds.
+      // TIDE_COMPOSE_CONSOLE_PORT pointing at a port some other process holds.
       const server = net.createServer();
       const port = await new Promise<number>((resolve) =>
         server.listen(0, "127.0.0.1", () => resolve((server.address() as net.AddressInfo).port)),
       );
-      const taken = { TIDE_CONSOLE_PORT: String(port) };
+      const taken = { TIDE_COMPOSE_CONSOLE_PORT: String(port) };
       try {
         stack.compose(["up", "-d", "console"], { quiet: true, env: taken });
         const message = `port ${port} is already in use`;
