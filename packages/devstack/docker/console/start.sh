@@ -24,13 +24,18 @@ if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
   exit 0
 fi
 
-# DATABASE_URL's host and port (postgresql://user:password@host:port/db).
+# DATABASE_URL's host and port (postgresql://user:password@host:port/db). A URL this cannot read
+# (no port, a Unix socket in ?host=) is not waited for: migrate's retries below cover a slow start.
 db_hostport=${DATABASE_URL#*@}
 db_hostport=${db_hostport%%/*}
 db_host=${db_hostport%:*}
 db_port=${db_hostport##*:}
+if [[ -z $db_host || ! $db_port =~ ^[0-9]+$ ]]; then
+  say "DATABASE_URL names no TCP host:port; not waiting for PostgreSQL before migrating"
+  db_host=
+fi
 waited=0
-until (exec 3<>"/dev/tcp/$db_host/$db_port") 2>/dev/null; do
+until [[ -z $db_host ]] || (exec 3<>"/dev/tcp/$db_host/$db_port") 2>/dev/null; do
   ((waited % 30 != 0)) || say "waiting for PostgreSQL on $db_host:$db_port (${waited} s)"
   sleep 1
   waited=$((waited + 1))
