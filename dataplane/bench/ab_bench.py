@@ -75,6 +75,8 @@ def main():
     ap.add_argument("--packets", type=int, default=4_000_000)
     ap.add_argument("--instr-packets", type=int, default=320_000, help="0: no callgrind")
     args = ap.parse_args()
+    if bool(args.ref) != bool(args.ref_callgrind):
+        ap.error("--ref and --ref-callgrind go together (the reference's timed and callgrind builds)")
 
     builds = [("current", args.current, args.current_callgrind)]
     if args.ref:
