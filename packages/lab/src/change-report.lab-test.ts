@@ -112,10 +112,19 @@ describe("change reports in the lab", () => {
     expect(drain.report!.ended).toBe(`v${off.tableVersion!.version} replaced it`);
     expect(ports(drain.report!.listed.secondChance)).toEqual(ports(onVictim));
 
-    // Back in rotation for the next test, with no stream open.
+    // Back in rotation for the next test, with no stream open, and served: streams opened while a
+    // director still forwards by the deactivate's table never land on the victim.
     await driver.close();
     await client.proxyAction(victimId, "fill", "lab: back");
-    await client.proxyAction(victimId, "activate", "lab: back");
+    const back = await client.proxyAction(victimId, "activate", "lab: back");
+    await waitFor(
+      "both directors to serve the victim's return",
+      async () => {
+        const s = await client.poolSync(state.poolId);
+        return s.version === back.tableVersion!.version && s.servedBy === 2 ? s : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
   });
 
   it("says 0 broken for a hash-field change and names the flows that kept their proxy by the old fields", async () => {
@@ -130,6 +139,11 @@ describe("change reports in the lab", () => {
     const report = await reportOf(changed.tableVersion!.id);
     const ours = new Set(opened.map((c) => c.id));
     const during = (await driver!.report()).filter((c) => ours.has(c.id));
+    for (const c of during.filter((c) => c.error)) {
+      log(
+        `stream ${c.localPort} on ${c.proxy}: ${c.error} (${c.echoed} bytes echoed, last ${c.lastEchoAgoMs} ms ago)`,
+      );
+    }
     expect(summarizeConnections(during).errors).toEqual({});
     const r = report.report!;
     log(
