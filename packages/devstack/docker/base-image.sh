@@ -5,11 +5,18 @@
 # stack's first real problem on a new machine, not a missing registry). Then tags
 # debian:<suite>-slim in the Docker engine that `docker` talks to ($DOCKER_HOST), by the first
 # way that works:
-#   1. the engine has it already (nothing to do);
-#   2. `docker pull` from a registry (most machines);
+#   1. the engine has it already: made here (step 3), or pulled at the pinned digest;
+#   2. `docker pull` of the pinned digest from a registry (most machines), tagged as above;
 #   3. made here from Debian's packages: debootstrap --variant=minbase, trimmed like Docker's -slim
 #      images (no docs, man pages or locales; no recommends), then `docker import` (root needed;
 #      about 30 s). Build machines reach Debian's mirrors but no image registry.
+# Pinned by digest (the multi-platform index of Debian's dated -slim tag), so that a registry build
+# starts from the same bytes every time, whenever the floating tag moves: from Docker's official
+# image metadata, https://github.com/docker-library/repo-info/tree/master/repos/debian/remote
+# (trixie-20260918-slim.md, bookworm-20260918-slim.md). To move the pin, take the new dated tag's
+# index digest from there (or `docker buildx imagetools inspect debian:trixie-slim`) and change it
+# below; TIDE_BASE_IMAGE_PIN=<image>@sha256:<digest> overrides it (a mirror, a newer build).
+# No registry answered where this pin was written: its pull path is untested here (see the README).
 # Node needs trixie (Debian 13: nodejs 20.19, PostgreSQL 17); bookworm's nodejs is 18, too old for
 # the console (package.json engines), so bookworm only suits the PostgreSQL image.
 # TIDE_DEBIAN_MIRROR overrides the mirror (default http://deb.debian.org/debian). The machine's
@@ -24,6 +31,16 @@ suite=${1:-trixie}
   exit 64
 }
 tag="debian:$suite-slim"
+case $suite in
+  trixie) pin="debian:trixie-20260918-slim@sha256:a99cfc517144bc59b1978475ec53b46ecabec7e43635402ee5b77cc54cd1b20a" ;;
+  bookworm) pin="debian:bookworm-20260918-slim@sha256:3783cc01769c7b2b1b83a5c5ad96c815348e28ed7da68e2e3687004faa906251" ;;
+esac
+pin=${TIDE_BASE_IMAGE_PIN:-$pin}
+pin_digest=${pin##*@}
+[[ $pin_digest == sha256:* && ${#pin_digest} == 71 ]] || {
+  echo "base-image.sh: TIDE_BASE_IMAGE_PIN must end in @sha256:<64 hex digits>, not '$pin'" >&2
+  exit 64
+}
 
 # What a default dockerd does to the host, and how to run one that leaves the host alone: this
 # stack uses host networking, so it needs no bridge, NAT or forwarding.
@@ -60,12 +77,41 @@ mirror=${TIDE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # A registry that does not answer must not hold the build up for long.
 PULL_TIMEOUT_S=60
 
-if docker image inspect "$tag" >/dev/null 2>&1; then
-  echo "base image $tag: present"
+# What the engine's $tag is: "made" here (an import has no registry digest), "pinned" (pulled at
+# the pin), "other" (pulled some other way, e.g. `docker pull` of the floating tag) or "none".
+present() {
+  local digests
+  digests="$(docker image inspect -f '{{join .RepoDigests " "}}' "$tag" 2>/dev/null)" || {
+    echo none
+    return
+  }
+  if [[ -z $digests ]]; then
+    echo made
+  elif [[ " $digests " == *"@$pin_digest "* ]]; then
+    echo pinned
+  else
+    echo other
+  fi
+}
+have="$(present)"
+case $have in
+  made)
+    echo "base image $tag: present (made here)"
+    exit 0
+    ;;
+  pinned)
+    echo "base image $tag: present (pulled at $pin_digest)"
+    exit 0
+    ;;
+esac
+if timeout "$PULL_TIMEOUT_S" docker pull -q "$pin" >/dev/null 2>&1; then
+  docker tag "$pin" "$tag"
+  echo "base image $tag: pulled $pin"
   exit 0
 fi
-if timeout "$PULL_TIMEOUT_S" docker pull -q "$tag" >/dev/null 2>&1; then
-  echo "base image $tag: pulled"
+if [[ $have == other ]]; then
+  echo "base image $tag: present but not the pinned $pin_digest (pulled by tag?), and no registry" \
+    "serves the pin: building on it as it is" >&2
   exit 0
 fi
 

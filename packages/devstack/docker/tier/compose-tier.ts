@@ -15,7 +15,8 @@
  *   - profile `fleet`: the lab registers itself with the console, both of its directors serve the
  *     console's table, a drain over REST reaches both, and stopping it leaves no namespace behind;
  *   - `up` with the console's port taken: a message naming the port, exit 0, no restart;
- *   - base-image.sh without an engine says how to get one (before any engine runs);
+ *   - base-image.sh without an engine says how to get one (before any engine runs), refuses a pin
+ *     without a digest, and leaves debian:trixie-slim pulled at its pinned digest or made here;
  *   - a one-line console change rebuilds neither `npm ci` nor the fleet image;
  *   - on a busy machine (a CPU burner per core of the tier's own): the whole stack with the fleet
  *     comes up healthy as Docker sees it, the console container's process count stays flat for two
@@ -34,6 +35,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   readdirSync,
   rmSync,
   symlinkSync,
@@ -89,6 +91,9 @@ interface Check {
   detail?: string;
 }
 const checks: Check[] = [];
+
+/** Tags debian:<suite>-slim in the engine: the pinned digest from a registry, or made here. */
+const BASE_IMAGE_SCRIPT = path.join(REPO_ROOT, "packages/devstack/docker/base-image.sh");
 
 async function check(name: string, body: () => Promise<string | void>): Promise<boolean> {
   try {
@@ -397,11 +402,23 @@ async function runStack(engine: OwnDockerd): Promise<void> {
   stack.compose(["--profile", "fleet", "down", "-v", "--remove-orphans"], { quiet: true });
 
   const baseStart = Date.now();
-  sh("bash", [path.join(REPO_ROOT, "packages/devstack/docker/base-image.sh"), "trixie"], {
+  sh("bash", [BASE_IMAGE_SCRIPT, "trixie"], {
     env: engine.env,
     stdio: "inherit",
   });
   log(`base image: ${seconds(Date.now() - baseStart)}`);
+  await check("the base image is the pinned digest or made here, never a floating tag", async () => {
+    const script = readFileSync(BASE_IMAGE_SCRIPT, "utf8");
+    const pin = /^\s*trixie\) pin="[^"@]+@(sha256:[0-9a-f]{64})"/m.exec(script)?.[1];
+    assert(pin, "base-image.sh names no trixie pin");
+    const digests = stack.docker(["image", "inspect", "-f", "{{json .RepoDigests}}", "debian:trixie-slim"]);
+    const repoDigests = JSON.parse(digests) as string[];
+    assert(
+      repoDigests.length === 0 || repoDigests.some((d) => d.endsWith(`@${pin}`)),
+      `debian:trixie-slim came from a registry at ${repoDigests.join(", ")}, not the pin ${pin}`,
+    );
+    return repoDigests.length === 0 ? "made here (no registry answers)" : `pulled at ${pin}`;
+  });
 
   const buildStart = Date.now();
   stack.compose(["--profile", "fleet", "build"]);
@@ -957,8 +974,17 @@ async function main(): Promise<number> {
   log(
     `engine data root: ${dataRoot}${existsSync(dataRoot) ? " (kept from an earlier run: warm build)" : " (new: cold build)"}`,
   );
+  await check("base-image.sh refuses a pin without a digest, before anything else", async () => {
+    const r = spawnSync("bash", [BASE_IMAGE_SCRIPT], {
+      encoding: "utf8",
+      env: { ...process.env, TIDE_BASE_IMAGE_PIN: "debian:trixie-slim" },
+    });
+    const text = `${r.stdout}${r.stderr}`;
+    assert(r.status === 64, `exit ${r.status} (expected 64):\n${text}`);
+    assert(text.includes("TIDE_BASE_IMAGE_PIN must end in @sha256:"), `no reason given:\n${text}`);
+  });
   await check("base-image.sh without a Docker engine says so and how to get one", async () => {
-    const r = spawnSync("bash", [path.join(REPO_ROOT, "packages/devstack/docker/base-image.sh")], {
+    const r = spawnSync("bash", [BASE_IMAGE_SCRIPT], {
       encoding: "utf8",
       env: { ...process.env, DOCKER_HOST: "unix:///nonexistent/tide-compose-tier.sock" },
     });
