@@ -53,6 +53,16 @@ describe("change reports in the lab", () => {
     );
   }
 
+  /** Each stream that failed, with what the driver knows of it (a failed run says which and how). */
+  function logErrored(cs: readonly ConnectionReport[]): void {
+    for (const c of cs.filter((c) => c.error)) {
+      log(
+        `stream ${c.localPort} on ${c.proxy}: ${c.error} (${c.echoed} of ${c.sent} bytes echoed, ` +
+          `the last ${c.lastEchoAgoMs} ms ago)`,
+      );
+    }
+  }
+
   /** The console host name of the proxy a stream's greeting named. */
   function hostOf(c: ConnectionReport): string {
     const proxies = lab!.consoleState!.proxies;
@@ -139,11 +149,7 @@ describe("change reports in the lab", () => {
     const report = await reportOf(changed.tableVersion!.id);
     const ours = new Set(opened.map((c) => c.id));
     const during = (await driver!.report()).filter((c) => ours.has(c.id));
-    for (const c of during.filter((c) => c.error)) {
-      log(
-        `stream ${c.localPort} on ${c.proxy}: ${c.error} (${c.echoed} bytes echoed, last ${c.lastEchoAgoMs} ms ago)`,
-      );
-    }
+    logErrored(during);
     expect(summarizeConnections(during).errors).toEqual({});
     const r = report.report!;
     log(
@@ -170,6 +176,8 @@ describe("change reports in the lab", () => {
       expect(f.hostname).toBe(hostOf(stream!));
       expect(stream!.proxy).not.toBe(primary);
     }
-    expect(summarizeConnections(await driver!.close()).errors).toEqual({});
+    const closed = await driver!.close();
+    logErrored(closed);
+    expect(summarizeConnections(closed).errors).toEqual({});
   });
 });
