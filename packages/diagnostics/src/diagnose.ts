@@ -41,7 +41,7 @@ export function ruleFor(kind: FindingKind): Rule {
 /** Rule contexts of each host in the observations (the last windowSeconds before its latest sample). */
 export function ruleContexts(window: readonly Observation[], options: DiagnoseOptions = {}): RuleContext[] {
   const s = settings(options);
-  return rollingWindows(window, s.windowSeconds).map((w: HostWindow) => ({
+  return rollingWindows(window, s.windowSeconds, options.namespaceSums).map((w: HostWindow) => ({
     window: w,
     settings: s,
     at: w.latest.sampledAt,

@@ -12,7 +12,7 @@ import {
   type NamespaceObservation,
   type Remedy,
 } from "@tide/contracts";
-import { perSecond, type CounterDelta, type HostWindow } from "./rates";
+import { perSecond, type CounterDelta, type HostWindow, type NamespaceWindowSums } from "./rates";
 import {
   CONNECT_P99_WARN_US,
   CONNECT_RANGE_IN_USE_WARN,
@@ -25,7 +25,7 @@ import {
   RATE_WINDOW_S,
 } from "./thresholds";
 
-/** Overridable thresholds (defaults in thresholds.ts). */
+/** Overridable thresholds (defaults in thresholds.ts), and a cache of window sums. */
 export interface DiagnoseOptions {
   windowSeconds?: number;
   minCoverageSeconds?: number;
@@ -36,9 +36,15 @@ export interface DiagnoseOptions {
   netRxMaxWarnUs?: number;
   netRxMaxCriticalUs?: number;
   listenerCrowdingWarn?: number;
+  /**
+   * Not a threshold: where windows of the same hosts asked for again and again keep their
+   * namespace-counter sums (rates.ts NamespaceWindowSums; the console's finding evaluator passes
+   * one). The findings are the same with or without it.
+   */
+  namespaceSums?: NamespaceWindowSums;
 }
 
-export type Settings = Required<DiagnoseOptions>;
+export type Settings = Required<Omit<DiagnoseOptions, "namespaceSums">>;
 
 export function settings(options: DiagnoseOptions = {}): Settings {
   return {

@@ -6,7 +6,7 @@ export { CONNECT_MIN_CALLS, CONNECT_EADDRNOTAVAIL_CRITICAL_PER_S } from "./rules
 export { TCP_RMEM_LARGE_BYTES, TCP_RMEM_SUGGESTED } from "./rules/tcp-collapse";
 export { LISTENER_HASH_BY_ADDRESS_SINCE } from "./rules/listener-crowding";
 export { ETHERNET_MTU } from "./rules/pmtu";
-export { counterDelta, rates, windowRates, rollingWindows, perSecond } from "./rates";
+export { counterDelta, rates, windowRates, rollingWindows, perSecond, NamespaceWindowSums } from "./rates";
 export type { Rates, CounterDelta, NamespaceRates, CpuRates, ConnectDelta, HostWindow } from "./rates";
 export { histogramQuantile, histogramCount, bucketBounds, log2Bucket } from "./histogram";
 export type { DiagnoseOptions } from "./evaluation";

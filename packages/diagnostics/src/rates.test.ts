@@ -10,6 +10,7 @@ import {
   rates,
   rollingWindows,
   windowRates,
+  NamespaceWindowSums,
   type CounterDelta,
 } from "./rates";
 
@@ -93,63 +94,63 @@ describe("windowRates", () => {
   });
 });
 
-describe("windowRates adds every interval's rates", () => {
-  // Deterministic pseudo-random (mulberry32), so a failure repeats.
-  function random(seed: number): () => number {
-    let a = seed;
-    return () => {
-      a = (a + 0x6d2b79f5) | 0;
-      let t = Math.imul(a ^ (a >>> 15), 1 | a);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
-  const RENAMED: NetnsRef = { ...WEB, name: "web-2" };
+// Deterministic pseudo-random (mulberry32), so a failure repeats.
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const RENAMED: NetnsRef = { ...WEB, name: "web-2" };
 
-  /** A minute with namespaces coming and going (and renamed), counters missing, resetting or invalid, a repeated instant. */
-  function churn(seed: number): Observation[] {
-    const rnd = random(seed);
-    const values = new Map<string, number>();
-    const value = (key: string) => {
-      const r = rnd();
-      const v =
-        r < 0.04
-          ? Math.floor(rnd() * 10)
-          : r < 0.06
-            ? COUNTER_MAX * 2
-            : (values.get(key) ?? 1_000) + Math.floor(rnd() * 50);
-      values.set(key, v);
-      return v;
-    };
-    const out: Observation[] = [];
-    let t = 0;
-    for (let i = 0; i < 61; i++) {
-      t += rnd() < 0.05 ? 0 : rnd() < 0.1 ? 3 : 1;
-      const netnses = [
-        ROOT,
-        ...(rnd() < 0.8 ? [i > 30 ? RENAMED : WEB] : []),
-        ...(rnd() < 0.5 ? [CONTAINER] : []),
-      ];
-      out.push(
-        sample(t, {
-          namespaces: netnses.map((netns) => {
-            const counters: Record<string, number> = {};
-            for (const name of [
-              "TcpExtListenOverflows",
-              "TcpExtListenDrops",
-              "IpFragFails",
-              "TcpActiveOpens",
-            ]) {
-              if (rnd() < 0.9) counters[name] = value(`${netns.inode}:${name}`);
-            }
-            return { ...namespace(t, { netns }), counters };
-          }),
+/** A minute with namespaces coming and going (and renamed), counters missing, resetting or invalid, a repeated instant. */
+function churn(seed: number): Observation[] {
+  const rnd = random(seed);
+  const values = new Map<string, number>();
+  const value = (key: string) => {
+    const r = rnd();
+    const v =
+      r < 0.04
+        ? Math.floor(rnd() * 10)
+        : r < 0.06
+          ? COUNTER_MAX * 2
+          : (values.get(key) ?? 1_000) + Math.floor(rnd() * 50);
+    values.set(key, v);
+    return v;
+  };
+  const out: Observation[] = [];
+  let t = 0;
+  for (let i = 0; i < 61; i++) {
+    t += rnd() < 0.05 ? 0 : rnd() < 0.1 ? 3 : 1;
+    const netnses = [
+      ROOT,
+      ...(rnd() < 0.8 ? [i > 30 ? RENAMED : WEB] : []),
+      ...(rnd() < 0.5 ? [CONTAINER] : []),
+    ];
+    out.push(
+      sample(t, {
+        namespaces: netnses.map((netns) => {
+          const counters: Record<string, number> = {};
+          for (const name of [
+            "TcpExtListenOverflows",
+            "TcpExtListenDrops",
+            "IpFragFails",
+            "TcpActiveOpens",
+          ]) {
+            if (rnd() < 0.9) counters[name] = value(`${netns.inode}:${name}`);
+          }
+          return { ...namespace(t, { netns }), counters };
         }),
-      );
-    }
-    return out;
+      }),
+    );
   }
+  return out;
+}
 
+describe("windowRates adds every interval's rates", () => {
   /** What windowRates must give for the namespaces: rates() of each interval, added up. */
   function addedUp(samples: readonly Observation[]) {
     const sum = new Map<number, { netns: NetnsRef; counters: Map<string, CounterDelta>; resets: string[] }>();
@@ -186,6 +187,115 @@ describe("windowRates adds every interval's rates", () => {
     expect(got.seconds).toBe(
       samples.reduce((s, o, i) => s + (i === 0 ? 0 : rates(samples[i - 1]!, o).seconds), 0),
     );
+  });
+});
+
+describe("NamespaceWindowSums: windowRates slid instead of summed again", () => {
+  /** A host's samples as a real one sends them: 3 namespaces of 300 counters each, rising. */
+  function host(seed: number, n: number, events: Record<number, (o: Observation) => void> = {}) {
+    const rnd = random(seed);
+    const names = Array.from({ length: 300 }, (_, i) => `TcpExtCounter${i}`);
+    const values = new Map<string, number>();
+    const out: Observation[] = [];
+    let t = 0;
+    for (let i = 0; i < n; i++) {
+      t += rnd() < 0.1 ? 2 : 1;
+      const o = sample(t, {
+        namespaces: [ROOT, WEB, CONTAINER].map((netns) => {
+          const counters: Record<string, number> = {};
+          for (const name of names) {
+            const key = `${netns.inode}:${name}`;
+            const v =
+              (values.get(key) ?? Math.floor(rnd() * 1e9)) + (rnd() < 0.7 ? 0 : Math.floor(rnd() * 500));
+            values.set(key, v);
+            counters[name] = v;
+          }
+          return { ...namespace(t, { netns }), counters };
+        }),
+      });
+      events[i]?.(o);
+      out.push(o);
+    }
+    return out;
+  }
+  /** Every field, Maps as their entries in order: equal strings are equal rates, order included. */
+  const canon = (r: unknown) =>
+    JSON.stringify(r, (_k, v: unknown) => (v instanceof Map ? [...v.entries()] : v));
+  /** The evaluator's windows: the last 60 s, moving 1 to 7 samples at a time. */
+  function* windows(samples: readonly Observation[], seed: number) {
+    const rnd = random(seed);
+    for (let end = 2; end <= samples.length; end += 1 + Math.floor(rnd() * 7)) {
+      const newest = Date.parse(samples[end - 1]!.sampledAt);
+      yield samples.slice(0, end).filter((o) => Date.parse(o.sampledAt) >= newest - 60_000);
+    }
+  }
+
+  it.each([1, 2, 3])("gives windowRates' rates exactly, sliding a real host's minute (seed %i)", (seed) => {
+    const samples = host(seed, 200);
+    const sums = new NamespaceWindowSums();
+    for (const w of windows(samples, seed)) expect(canon(windowRates(w, sums))).toBe(canon(windowRates(w)));
+    expect(sums.stats.summed).toBe(1);
+    expect(sums.stats.slid).toBeGreaterThan(20);
+    expect(sums.stats.notUniform).toBe(0);
+  });
+
+  it("sums nothing while a window holds a reset, a missing counter or a new namespace, then slides again", () => {
+    const samples = host(4, 320, {
+      60: (o) => (o.namespaces[1]!.counters.TcpExtCounter7 = 3), // reset
+      120: (o) => delete o.namespaces[2]!.counters.TcpExtCounter9, // missing once
+      200: (o) =>
+        o.namespaces.push({ ...o.namespaces[2]!, netns: { inode: 4026532999, name: null, root: false } }),
+    });
+    const sums = new NamespaceWindowSums();
+    const seen: string[] = [];
+    for (const w of windows(samples, 4)) {
+      const before = { ...sums.stats };
+      expect(canon(windowRates(w, sums))).toBe(canon(windowRates(w)));
+      seen.push(
+        sums.stats.slid > before.slid ? "slid" : sums.stats.summed > before.summed ? "summed" : "not",
+      );
+    }
+    // Each event stops the sums for as long as a window holds it; every time, summing resumes.
+    const runs = seen.filter((x, i) => i === 0 || x !== seen[i - 1]);
+    expect(runs).toEqual([
+      "summed",
+      "slid",
+      "not",
+      "summed",
+      "slid",
+      "not",
+      "summed",
+      "slid",
+      "not",
+      "summed",
+      "slid",
+    ]);
+  });
+
+  it("sums a window of other objects anew, and agrees on windows that are not uniform at all", () => {
+    const samples = host(5, 80);
+    const sums = new NamespaceWindowSums();
+    const w = samples.slice(10, 70);
+    windowRates(w, sums);
+    const copy = structuredClone(w);
+    expect(canon(windowRates(copy, sums))).toBe(canon(windowRates(w)));
+    expect(sums.stats).toEqual({ slid: 0, summed: 2, notUniform: 0 });
+    for (const seed of [1, 2, 3, 4]) {
+      const c = churn(seed);
+      expect(canon(windowRates(c, sums))).toBe(canon(windowRates(c)));
+    }
+  });
+
+  it("keeps at most maxHosts hosts, and each host's sums apart", () => {
+    const a = host(6, 90);
+    const b = host(7, 90).map((o) => ({ ...o, hostId: "lb-fra-04" }));
+    const sums = new NamespaceWindowSums(1);
+    for (const [wa, wb] of [0, 5, 10, 15].map((k) => [a.slice(k, k + 61), b.slice(k, k + 61)])) {
+      expect(canon(windowRates(wa!, sums))).toBe(canon(windowRates(wa!)));
+      expect(canon(windowRates(wb!, sums))).toBe(canon(windowRates(wb!)));
+    }
+    expect(sums.size).toBe(1);
+    expect(sums.stats).toEqual({ slid: 0, summed: 8, notUniform: 0 });
   });
 });
 

@@ -295,17 +295,23 @@ function addHistogramInto(into: number[], b: readonly number[]): void {
  * (addNamespaceCountersInto) without building each interval's rates first: at 1,000 hosts that was
  * 5 % of the console's event loop, and garbage.
  */
-export function windowRates(samples: readonly Observation[]): Rates | null {
+export function windowRates(samples: readonly Observation[], sums?: NamespaceWindowSums): Rates | null {
   if (samples.length < 2) return null;
   const first = samples[0]!;
   const last = samples[samples.length - 1]!;
   const acc = noRates(last.hostId, first.sampledAt, first.sampledAt, 0);
+  const seconds: number[] = [];
   for (let i = 1; i < samples.length; i++) {
-    const prev = samples[i - 1]!;
-    const curr = samples[i]!;
-    const r = intervalRates(prev, curr, false);
+    const r = intervalRates(samples[i - 1]!, samples[i]!, false);
     addRatesInto(acc, r);
-    if (r.seconds > 0) addNamespaceCountersInto(acc, prev, curr, r.seconds);
+    seconds.push(r.seconds);
+  }
+  const summed = sums?.namespaces(samples, acc.seconds);
+  if (summed) acc.namespaces = summed;
+  else {
+    for (let i = 1; i < samples.length; i++) {
+      if (seconds[i - 1]! > 0) addNamespaceCountersInto(acc, samples[i - 1]!, samples[i]!, seconds[i - 1]!);
+    }
   }
   const firstNs = new Set(first.namespaces.map((n) => n.netns.inode));
   const lastNs = new Set(last.namespaces.map((n) => n.netns.inode));
@@ -367,6 +373,168 @@ function addRatesInto(acc: Rates, b: Rates): void {
   for (const [k, d] of b.icmpFragNeeded) acc.icmpFragNeeded.set(k, accumulate(acc.icmpFragNeeded.get(k), d));
 }
 
+/**
+ * An interval's growth of one counter above which a window is not summed (NamespaceWindowSums):
+ * 2^46 a second-ish interval is far beyond any kernel counter's, and a minute of such growths
+ * still adds up below 2^53, where every sum and difference of whole numbers is exact.
+ */
+const SUMMED_GROWTH_MAX = 2 ** 46;
+
+/** One host's running namespace-counter sums (NamespaceWindowSums). */
+interface HostSums {
+  /** The window the sums are of (its Observation objects, oldest first). */
+  samples: readonly Observation[];
+  /** Namespace inodes in every sample's order, and each one's counter names in order. */
+  inodes: number[];
+  names: string[][];
+  /** Per namespace, per counter: the sum of its growths over the window's intervals. */
+  sums: Float64Array[];
+}
+
+/**
+ * The namespace counters of windowRates, kept per host and slid instead of summed again: the
+ * finding evaluator asks for a host's last minute every few seconds, so consecutive windows share
+ * all but a few samples, and the namespace counters (a few hundred per namespace on a real host)
+ * are most of what windowRates adds up. A window that moved forward costs the intervals that left
+ * (subtracted) and the ones that came (added), not the whole minute.
+ *
+ * Exactly windowRates' namespaces, or nothing: only for a "uniform" window, where every sample has
+ * the same namespaces with the same counter names in the same order, every interval is longer than
+ * zero, and no counter reset, went missing or grew by more than SUMMED_GROWTH_MAX. Then each
+ * counter's growth over the window is the sum of its interval growths (whole numbers below 2^53:
+ * exact in any order) over all of the window's seconds, maps keep the samples' order and nothing
+ * reset. Any other window gives null (windowRates then adds it up as before), and is remembered,
+ * so windows that still hold the interval that broke uniformity are not tried again.
+ *
+ * Windows are matched by Observation identity (the evaluation window cache hands out the same
+ * objects until it reads a host again): a window whose first sample is not in the last one, or
+ * whose overlap differs, is summed from scratch. Bounded: `maxHosts` hosts, least recently used
+ * dropped first.
+ */
+export class NamespaceWindowSums {
+  private readonly hosts = new Map<string, HostSums | { blockedUntil: number }>();
+  /** Windows answered by sliding the last sums, by summing anew, or not (null): tests, benches. */
+  readonly stats = { slid: 0, summed: 0, notUniform: 0 };
+
+  constructor(private readonly maxHosts = 10_000) {}
+
+  /** Hosts remembered (tests). */
+  get size(): number {
+    return this.hosts.size;
+  }
+
+  /**
+   * windowRates' namespaces for `samples` (one host, oldest first, at least two), given the
+   * window's total `seconds`, or null when the window is not uniform.
+   */
+  namespaces(samples: readonly Observation[], seconds: number): Map<number, NamespaceRates> | null {
+    if (samples.length < 2) return null;
+    const last = samples[samples.length - 1]!;
+    const hostId = last.hostId;
+    const known = this.hosts.get(hostId);
+    this.hosts.delete(hostId);
+    if (known && "blockedUntil" in known && Date.parse(samples[0]!.sampledAt) < known.blockedUntil) {
+      this.keep(hostId, known);
+      this.stats.notUniform++;
+      return null;
+    }
+    const slid = known !== undefined && !("blockedUntil" in known) && slide(known, samples);
+    const st = slid ? (known as HostSums) : sumWindow(samples);
+    this.keep(hostId, st);
+    if ("blockedUntil" in st) {
+      this.stats.notUniform++;
+      return null;
+    }
+    if (slid) this.stats.slid++;
+    else this.stats.summed++;
+    const out = new Map<number, NamespaceRates>();
+    for (let k = 0; k < st.inodes.length; k++) {
+      const names = st.names[k]!;
+      const sums = st.sums[k]!;
+      const counters = new Map<string, CounterDelta>();
+      for (let j = 0; j < names.length; j++) counters.set(names[j]!, { delta: sums[j]!, seconds });
+      out.set(st.inodes[k]!, { netns: last.namespaces[k]!.netns, counters, resets: [] });
+    }
+    return out;
+  }
+
+  private keep(hostId: string, st: HostSums | { blockedUntil: number }): void {
+    this.hosts.set(hostId, st);
+    for (const id of this.hosts.keys()) {
+      if (this.hosts.size <= this.maxHosts) break;
+      this.hosts.delete(id);
+    }
+  }
+}
+
+/**
+ * Add (sign 1) or subtract (-1) the interval prev -> curr's counter growths into st.sums. False
+ * when the interval is not uniform with st's namespaces and names (st.sums is then half-changed:
+ * the caller drops it).
+ */
+function addInterval(st: HostSums, prev: Observation, curr: Observation, sign: 1 | -1): boolean {
+  if (!(Date.parse(curr.sampledAt) > Date.parse(prev.sampledAt))) return false;
+  const n = st.inodes.length;
+  if (prev.namespaces.length !== n || curr.namespaces.length !== n) return false;
+  for (let k = 0; k < n; k++) {
+    const p = prev.namespaces[k]!;
+    const c = curr.namespaces[k]!;
+    if (p.netns.inode !== st.inodes[k] || c.netns.inode !== st.inodes[k]) return false;
+    const names = st.names[k]!;
+    const sums = st.sums[k]!;
+    let j = 0;
+    for (const name in c.counters) {
+      if (name !== names[j]) return false;
+      const g = counterGrowth(p.counters[name], c.counters[name], false);
+      if (g === null || g > SUMMED_GROWTH_MAX) return false;
+      sums[j] = sign === 1 ? sums[j]! + g : sums[j]! - g;
+      j++;
+    }
+    if (j !== names.length) return false;
+    // prev's names must be the same too (curr's are): a name prev lacks has no growth above, and
+    // one prev has beyond curr's would make prev's order differ from the next interval's.
+    let q = 0;
+    for (const name in p.counters) if (name !== names[q++]) return false;
+    if (q !== names.length) return false;
+  }
+  return true;
+}
+
+/** Sums of a whole window, or where it stops being uniform (its newest interval that is not). */
+function sumWindow(samples: readonly Observation[]): HostSums | { blockedUntil: number } {
+  const last = samples[samples.length - 1]!;
+  const st: HostSums = {
+    samples,
+    inodes: last.namespaces.map((ns) => ns.netns.inode),
+    names: last.namespaces.map((ns) => Object.keys(ns.counters)),
+    sums: last.namespaces.map((ns) => new Float64Array(Object.keys(ns.counters).length)),
+  };
+  // Newest first: the first interval found not uniform is the newest one, which says how long
+  // every later window still holds it.
+  for (let i = samples.length - 1; i > 0; i--) {
+    if (!addInterval(st, samples[i - 1]!, samples[i]!, 1)) {
+      return { blockedUntil: Date.parse(samples[i]!.sampledAt) };
+    }
+  }
+  return st;
+}
+
+/** Move st's sums from its window to `samples`, a later one overlapping it; false when it cannot. */
+function slide(st: HostSums, samples: readonly Observation[]): boolean {
+  const old = st.samples;
+  const j = old.indexOf(samples[0]!);
+  if (j < 0) return false;
+  const kept = old.length - j;
+  if (samples.length < kept) return false;
+  for (let i = 0; i < kept; i++) if (old[j + i] !== samples[i]) return false;
+  for (let i = 1; i <= j; i++) if (!addInterval(st, old[i - 1]!, old[i]!, -1)) return false;
+  for (let i = kept; i < samples.length; i++) {
+    if (!addInterval(st, samples[i - 1]!, samples[i]!, 1)) return false;
+  }
+  st.samples = samples;
+  return true;
+}
+
 /** One host's samples in a rolling window ending at its latest sample. */
 export interface HostWindow {
   hostId: string;
@@ -381,7 +549,11 @@ export interface HostWindow {
  * Split observations by host and keep, for each, the samples of the last `seconds` before its
  * latest one (inclusive). Input order does not matter; duplicate sample times keep the last copy.
  */
-export function rollingWindows(observations: readonly Observation[], seconds = RATE_WINDOW_S): HostWindow[] {
+export function rollingWindows(
+  observations: readonly Observation[],
+  seconds = RATE_WINDOW_S,
+  sums?: NamespaceWindowSums,
+): HostWindow[] {
   const byHost = new Map<string, Map<string, Observation>>();
   for (const o of observations) {
     const m = byHost.get(o.hostId) ?? new Map<string, Observation>();
@@ -394,7 +566,7 @@ export function rollingWindows(observations: readonly Observation[], seconds = R
     const latest = all[all.length - 1]!;
     const start = Date.parse(latest.sampledAt) - seconds * 1000;
     const samples = all.filter((o) => Date.parse(o.sampledAt) >= start);
-    out.push({ hostId, samples, latest, rates: windowRates(samples) });
+    out.push({ hostId, samples, latest, rates: windowRates(samples, sums) });
   }
   return out;
 }

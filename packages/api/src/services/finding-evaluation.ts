@@ -23,9 +23,16 @@ import {
   type SqlClient,
   type WindowShape,
 } from "@tide/db";
-import { diagnose, RATE_WINDOW_S, resolve } from "@tide/diagnostics";
+import {
+  diagnose,
+  NamespaceWindowSums,
+  RATE_WINDOW_S,
+  resolve,
+  type DiagnoseOptions,
+} from "@tide/diagnostics";
 import { isDeepStrictEqual } from "node:util";
 import { OBSERVATIONS_CHANNEL } from "../live/channels";
+import { ingestEnv } from "../env";
 import { evaluationWindowCacheFor, type EvaluationWindowCache } from "./evaluation-window-cache";
 
 /**
@@ -38,6 +45,25 @@ export const EVALUATION_WINDOW_S = RATE_WINDOW_S;
 /** This process's in-memory evaluation windows (evaluation-window-cache.ts); ingest adds to it. */
 export function windowCacheFor(db: Db): EvaluationWindowCache {
   return evaluationWindowCacheFor(db, EVALUATION_WINDOW_S);
+}
+
+const sumsOfDb = new WeakMap<Db, DiagnoseOptions>();
+/**
+ * What diagnostics is given with each window of this process: its namespace-counter sums per host
+ * (diagnostics' NamespaceWindowSums). The windows the cache hands out are the same objects from one
+ * evaluation to the next, so each host's minute of counters is slid by the few samples that came
+ * instead of added up again; for as many hosts as the cache holds windows of (none when it is off,
+ * and every window is read anew).
+ */
+function diagnoseOptionsFor(db: Db): DiagnoseOptions {
+  let o = sumsOfDb.get(db);
+  if (!o) {
+    const samples = ingestEnv().TIDE_EVALUATION_CACHE_SAMPLES;
+    o =
+      samples > 0 ? { namespaceSums: new NamespaceWindowSums(Math.ceil(samples / EVALUATION_WINDOW_S)) } : {};
+    sumsOfDb.set(db, o);
+  }
+  return o;
 }
 
 /** A host's evaluation window, oldest first, and its newest sample's time. */
@@ -187,10 +213,11 @@ function findingWrites(
   window: readonly Observation[],
   newest: Date,
   log: boolean,
+  options: DiagnoseOptions,
 ): FindingWrite[] {
   const byId = new Map(stored.map((r) => [r.id, r]));
   const previous = stored.filter((r) => r.status !== "resolved").map(rowToFinding);
-  const result = resolve(previous, current, window);
+  const result = resolve(previous, current, window, options);
   const writes: FindingWrite[] = [];
   for (const f of result.open) {
     if (!storable(f, log)) continue;
@@ -265,6 +292,7 @@ export async function evaluateHosts(
 ): Promise<Map<string, EvaluationResult | Error>> {
   const results = new Map<string, EvaluationResult | Error>();
   const cache = windowCacheFor(db);
+  const options = diagnoseOptionsFor(db);
   const cached = hostIds.filter((id) => cache.has(id));
   const [shapes, stored] = await Promise.all([
     cached.length > 0
@@ -282,8 +310,10 @@ export async function evaluateHosts(
         results.set(hostId, NOTHING);
         continue;
       }
-      const current = diagnose(read.window);
-      if (findingWrites(stored.get(hostId) ?? [], current, read.window, read.newest, true).length === 0) {
+      const current = diagnose(read.window, options);
+      if (
+        findingWrites(stored.get(hostId) ?? [], current, read.window, read.newest, true, options).length === 0
+      ) {
         results.set(hostId, NOTHING);
         continue;
       }
@@ -329,6 +359,7 @@ export async function evaluateHost(db: Db, hostId: string): Promise<EvaluationRe
  */
 async function writeFindings(db: Db, pending: readonly Pending[]): Promise<Map<string, EvaluationResult>> {
   const cache = windowCacheFor(db);
+  const options = diagnoseOptionsFor(db);
   const hostIds = pending.map((p) => p.hostId);
   return sqlTransaction(
     db,
@@ -356,9 +387,9 @@ async function writeFindings(db: Db, pending: readonly Pending[]): Promise<Map<s
             continue;
           }
           ({ window, newest } = again);
-          current = diagnose(window);
+          current = diagnose(window, options);
         }
-        const hostWrites = findingWrites(stored.get(p.hostId) ?? [], current, window, newest, false);
+        const hostWrites = findingWrites(stored.get(p.hostId) ?? [], current, window, newest, false, options);
         for (const w of hostWrites) writes.push({ hostId: p.hostId, w });
         results.set(p.hostId, {
           opened: hostWrites.filter((w) => w.op === "open" || w.op === "reopen").length,
