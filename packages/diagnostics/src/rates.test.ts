@@ -286,6 +286,16 @@ describe("NamespaceWindowSums: windowRates slid instead of summed again", () => 
     }
   });
 
+  it("reads the first sample by the others' names, as windowRates does", () => {
+    const w = host(8, 61);
+    const first = w[0]!.namespaces[1]!;
+    // An extra counter and another order in the first sample only: neither is in any interval.
+    first.counters = { TcpExtOnlyHere: 5, ...Object.fromEntries(Object.entries(first.counters).reverse()) };
+    const sums = new NamespaceWindowSums();
+    expect(canon(windowRates(w, sums))).toBe(canon(windowRates(w)));
+    expect(sums.stats).toEqual({ slid: 0, summed: 1, notUniform: 0 });
+  });
+
   it("keeps at most maxHosts hosts, and each host's sums apart", () => {
     const a = host(6, 90);
     const b = host(7, 90).map((o) => ({ ...o, hostId: "lb-fra-04" }));

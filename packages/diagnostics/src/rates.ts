@@ -470,7 +470,8 @@ export class NamespaceWindowSums {
 /**
  * Add (sign 1) or subtract (-1) the interval prev -> curr's counter growths into st.sums. False
  * when the interval is not uniform with st's namespaces and names (st.sums is then half-changed:
- * the caller drops it).
+ * the caller drops it). Only curr's names and order count, as in windowRates, which reads prev's
+ * values by curr's names: every sample of a window but the first is a curr once.
  */
 function addInterval(st: HostSums, prev: Observation, curr: Observation, sign: 1 | -1): boolean {
   if (!(Date.parse(curr.sampledAt) > Date.parse(prev.sampledAt))) return false;
@@ -491,11 +492,6 @@ function addInterval(st: HostSums, prev: Observation, curr: Observation, sign: 1
       j++;
     }
     if (j !== names.length) return false;
-    // prev's names must be the same too (curr's are): a name prev lacks has no growth above, and
-    // one prev has beyond curr's would make prev's order differ from the next interval's.
-    let q = 0;
-    for (const name in p.counters) if (name !== names[q++]) return false;
-    if (q !== names.length) return false;
   }
   return true;
 }
