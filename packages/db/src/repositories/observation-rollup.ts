@@ -65,6 +65,34 @@ interface SampleSeries {
 }
 
 /** The series one Observation carries (names as in the header). */
+/**
+ * `ns/<inode>/<counter>` keys, made once per namespace and counter and reused: a minute of a real
+ * host is 60 samples of a few hundred counters per namespace, and a key built anew for each was a
+ * string to allocate, flatten and hash every time (most of a rollup's time and garbage). Bounded:
+ * emptied when it holds KEY_CACHE_MAX keys (namespaces come and go on container hosts).
+ */
+const nsKeys = new Map<number | null, Map<string, string>>();
+let nsKeyCount = 0;
+const KEY_CACHE_MAX = 200_000;
+function nsCounterKey(inode: number | null, name: string): string {
+  let keys = nsKeys.get(inode);
+  if (keys === undefined) {
+    if (nsKeyCount >= KEY_CACHE_MAX) {
+      nsKeys.clear();
+      nsKeyCount = 0;
+    }
+    keys = new Map();
+    nsKeys.set(inode, keys);
+  }
+  let key = keys.get(name);
+  if (key === undefined) {
+    key = `ns/${inode}/${name}`;
+    keys.set(name, key);
+    nsKeyCount++;
+  }
+  return key;
+}
+
 export function seriesOf(payload: JsonValue): SampleSeries {
   const o = obj(payload);
   const counters = new Map<string, number>();
@@ -89,7 +117,11 @@ export function seriesOf(payload: JsonValue): SampleSeries {
     const ns = obj(nsv);
     const inode = num(obj(ns.netns).inode);
     gauge(`ns/${inode}/present`, 1);
-    for (const [name, v] of Object.entries(obj(ns.counters))) counter(`ns/${inode}/${name}`, v);
+    const nsCounters = obj(ns.counters);
+    for (const name in nsCounters) {
+      const n = num(nsCounters[name]);
+      if (n !== null) counters.set(nsCounterKey(inode, name), n);
+    }
     for (const [name, v] of Object.entries(obj(ns.sockstat))) gauge(`ns/${inode}/sockstat/${name}`, v);
     gauge(`ns/${inode}/establishedTotal`, ns.establishedTotal);
     for (const lv of arr(ns.listeners)) {
@@ -151,9 +183,10 @@ export function rollupMinute(samples: readonly TimedSample[]): MinuteRollup {
     const p = series[i - 1]!;
     const c = series[i]!;
     const dtS = (c.t - p.t) / 1000;
-    for (const [k, cv] of c.counters) {
-      const pv = p.counters.get(k);
-      if (pv === undefined) continue;
+    const prev = p.counters;
+    c.counters.forEach((cv, k) => {
+      const pv = prev.get(k);
+      if (pv === undefined) return;
       const inc = increaseOf(pv, cv);
       const rate = inc / dtS;
       const a = rateAcc.get(k);
@@ -165,7 +198,7 @@ export function rollupMinute(samples: readonly TimedSample[]): MinuteRollup {
         a.inc += inc;
         a.dtS += dtS;
       }
-    }
+    });
     for (const [k, ch] of c.histograms) {
       const ph = p.histograms.get(k);
       if (!ph) continue;
