@@ -53,6 +53,19 @@ describe("change reports in the lab", () => {
     );
   }
 
+  /** Until both lab directors serve the pool's table `version` (`what` names it in a timeout). */
+  async function servedByBoth(what: string, version: number): Promise<void> {
+    const poolId = lab!.consoleState!.poolId;
+    await waitFor(
+      `both directors to serve ${what}`,
+      async () => {
+        const s = await h!.client().poolSync(poolId);
+        return s.version === version && s.servedBy === 2 ? s : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+  }
+
   /** Each stream that failed, with what the driver knows of it (a failed run says which and how). */
   function logErrored(cs: readonly ConnectionReport[]): void {
     for (const c of cs.filter((c) => c.error)) {
@@ -89,14 +102,7 @@ describe("change reports in the lab", () => {
 
     const drained = await client.proxyAction(victimId, "drain", "lab: change report test");
     // Let the drain reach the directors and its streams take their second chance.
-    await waitFor(
-      "both directors to serve the drain",
-      async () => {
-        const s = await client.poolSync(state.poolId);
-        return s.version === drained.tableVersion!.version && s.servedBy === 2 ? s : undefined;
-      },
-      { timeoutMs: 30_000 },
-    );
+    await servedByBoth("the drain", drained.tableVersion!.version);
     await new Promise((r) => setTimeout(r, 3000));
     expect(summarizeConnections(await driver.report()).errors).toEqual({});
 
@@ -127,14 +133,7 @@ describe("change reports in the lab", () => {
     await driver.close();
     await client.proxyAction(victimId, "fill", "lab: back");
     const back = await client.proxyAction(victimId, "activate", "lab: back");
-    await waitFor(
-      "both directors to serve the victim's return",
-      async () => {
-        const s = await client.poolSync(state.poolId);
-        return s.version === back.tableVersion!.version && s.servedBy === 2 ? s : undefined;
-      },
-      { timeoutMs: 30_000 },
-    );
+    await servedByBoth("the victim's return", back.tableVersion!.version);
   });
 
   it("says 0 broken for a hash-field change and names the flows that kept their proxy by the old fields", async () => {
