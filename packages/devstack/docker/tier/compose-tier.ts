@@ -974,22 +974,19 @@ async function main(): Promise<number> {
   log(
     `engine data root: ${dataRoot}${existsSync(dataRoot) ? " (kept from an earlier run: warm build)" : " (new: cold build)"}`,
   );
+  /** base-image.sh run with `env` added: its exit status and everything it printed. */
+  const baseImage = (env: Record<string, string>) => {
+    const r = spawnSync("bash", [BASE_IMAGE_SCRIPT], { encoding: "utf8", env: { ...process.env, ...env } });
+    return { status: r.status, text: `${r.stdout}${r.stderr}` };
+  };
   await check("base-image.sh refuses a pin without a digest, before anything else", async () => {
-    const r = spawnSync("bash", [BASE_IMAGE_SCRIPT], {
-      encoding: "utf8",
-      env: { ...process.env, TIDE_BASE_IMAGE_PIN: "debian:trixie-slim" },
-    });
-    const text = `${r.stdout}${r.stderr}`;
-    assert(r.status === 64, `exit ${r.status} (expected 64):\n${text}`);
+    const { status, text } = baseImage({ TIDE_BASE_IMAGE_PIN: "debian:trixie-slim" });
+    assert(status === 64, `exit ${status} (expected 64):\n${text}`);
     assert(text.includes("TIDE_BASE_IMAGE_PIN must end in @sha256:"), `no reason given:\n${text}`);
   });
   await check("base-image.sh without a Docker engine says so and how to get one", async () => {
-    const r = spawnSync("bash", [BASE_IMAGE_SCRIPT], {
-      encoding: "utf8",
-      env: { ...process.env, DOCKER_HOST: "unix:///nonexistent/tide-compose-tier.sock" },
-    });
-    const text = `${r.stdout}${r.stderr}`;
-    assert(r.status === 69, `exit ${r.status} (expected 69):\n${text}`);
+    const { status, text } = baseImage({ DOCKER_HOST: "unix:///nonexistent/tide-compose-tier.sock" });
+    assert(status === 69, `exit ${status} (expected 69):\n${text}`);
     for (const needed of ["no Docker engine answers", "docker.io", "docker-compose", "iptables", "v1"])
       assert(text.includes(needed), `the message does not mention ${needed}:\n${text}`);
     assert(!text.includes("debootstrap"), `it still talks of debootstrap:\n${text}`);
