@@ -76,20 +76,21 @@ let nsKeyCount = 0;
 const KEY_CACHE_MAX = 200_000;
 function nsCounterKey(inode: number | null, name: string): string {
   let keys = nsKeys.get(inode);
+  let key = keys?.get(name);
+  if (key !== undefined) return key;
+  // Counted per key, not per namespace: one namespace's names are a host's to choose.
+  if (nsKeyCount >= KEY_CACHE_MAX) {
+    nsKeys.clear();
+    nsKeyCount = 0;
+    keys = undefined;
+  }
   if (keys === undefined) {
-    if (nsKeyCount >= KEY_CACHE_MAX) {
-      nsKeys.clear();
-      nsKeyCount = 0;
-    }
     keys = new Map();
     nsKeys.set(inode, keys);
   }
-  let key = keys.get(name);
-  if (key === undefined) {
-    key = `ns/${inode}/${name}`;
-    keys.set(name, key);
-    nsKeyCount++;
-  }
+  key = `ns/${inode}/${name}`;
+  keys.set(name, key);
+  nsKeyCount++;
   return key;
 }
 
