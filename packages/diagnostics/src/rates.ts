@@ -499,11 +499,12 @@ function addInterval(st: HostSums, prev: Observation, curr: Observation, sign: 1
 /** Sums of a whole window, or where it stops being uniform (its newest interval that is not). */
 function sumWindow(samples: readonly Observation[]): HostSums | { blockedUntil: number } {
   const last = samples[samples.length - 1]!;
+  const names = last.namespaces.map((ns) => Object.keys(ns.counters));
   const st: HostSums = {
     samples,
     inodes: last.namespaces.map((ns) => ns.netns.inode),
-    names: last.namespaces.map((ns) => Object.keys(ns.counters)),
-    sums: last.namespaces.map((ns) => new Float64Array(Object.keys(ns.counters).length)),
+    names,
+    sums: names.map((n) => new Float64Array(n.length)),
   };
   // Newest first: the first interval found not uniform is the newest one, which says how long
   // every later window still holds it.
