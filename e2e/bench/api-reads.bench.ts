@@ -23,7 +23,8 @@
  *   cd e2e && node --import tsx bench/api-reads.bench.ts
  * Env (TIDE_BENCH_API_…): _SKIP=1, _PATHS (default "/api/v1/pools,/api/v1/me"), _LEVELS (default "1,5,20,50"), _LEVEL_S (default 8), _WARM_S
  * (default 2), _SETTLE_S (default 130), _IDLE_S (default 60), _AGENTS (default 5); TIDE_BENCH_CONSOLE_DIR (a built copy of
- * apps/console to run instead); TIDE_BENCH_CONSOLE_CPU_PROF=<dir> (a CPU profile of the console).
+ * apps/console to run instead); TIDE_BENCH_CONSOLE_CPU_PROF=<dir> (a CPU profile of the console);
+ * TIDE_BENCH_CONSOLE_NODE_ARGS="--flag …" (node options of the console alone, e.g. V8's GC settings).
  */
 import { fork, type ChildProcess } from "node:child_process";
 import fs from "node:fs";

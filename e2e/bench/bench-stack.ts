@@ -96,9 +96,12 @@ export async function startBenchStack(o: BenchStackOptions): Promise<BenchStack>
             "-H",
             "127.0.0.1",
           ];
+    // TIDE_BENCH_CONSOLE_NODE_ARGS="--flag …": node options for the console alone (V8 heap sizes, GC
+    // tracing), to compare runtime settings without changing the bench's own process.
+    const nodeArgs = (process.env.TIDE_BENCH_CONSOLE_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
     server = spawn(
       process.execPath,
-      cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`, ...nextArgs] : nextArgs,
+      [...nodeArgs, ...(cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`] : []), ...nextArgs],
       {
         cwd: consoleDir,
         env: {
