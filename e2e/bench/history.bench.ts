@@ -44,7 +44,7 @@ const DAYS = 7;
 const RETENTION_MIN = 60; // TIDE_OBSERVATION_RETENTION_MINUTES default
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
-/** The compactor's defaults (packages/api/src/services/telemetry-compactor.ts). */
+/** The compactor's defaults (packages/api/src/services/telemetry/telemetry-compactor.ts). */
 const LIMITS: CompactionLimits = {
   retentionMinutes: RETENTION_MIN,
   rollupDays: 30,

@@ -19,7 +19,7 @@
  *     catch-up after the replay (whose time it prints);
  *   - the measured phase runs in real time (no compression) for DURATION_S seconds (default 60).
  *
- * Findings are evaluated off the request path (packages/api/src/services/finding-evaluator.ts), so
+ * Findings are evaluated off the request path (packages/api/src/services/findings/evaluation-scheduler.ts), so
  * the bench also measures evaluation lag from the database, every LAG_POLL_MS during the measured
  * phase, for each host with an open finding (every 4th host overflows): "wait" = how long the
  * host's oldest accepted sample that no finished evaluation has seen yet has been stored (now minus

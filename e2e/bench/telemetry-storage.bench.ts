@@ -43,7 +43,7 @@ const COMPACT_EVERY_S = 15;
 const VACUUM_EVERY_S = 60;
 const RETENTION_MIN = 60; // TIDE_OBSERVATION_RETENTION_MINUTES default
 const MAX_FUTURE_MS = 60_000;
-/** The compactor's defaults (packages/api/src/services/telemetry-compactor.ts). */
+/** The compactor's defaults (packages/api/src/services/telemetry/telemetry-compactor.ts). */
 const LIMITS: CompactionLimits = {
   retentionMinutes: RETENTION_MIN,
   rollupDays: 30,

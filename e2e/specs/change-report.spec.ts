@@ -12,7 +12,7 @@ import { checkPage, WIDTHS, watchConsoleErrors } from "../support/page-checks";
  *
  * No lab here, so no tide-redirect reports flows: the report really ends "unknown" (each proxy
  * named with its reason). With no director the window ends 20 s after the change and the report
- * waits 15 s more for readings (packages/api/src/services/change-report.plan.ts), ~40 s in all.
+ * waits 15 s more for readings (packages/api/src/services/transitions/change-report.plan.ts), ~40 s in all.
  * The drained proxy's agent is a stand-in that reports 7 established connections, so the preview
  * predicts "0 broken, 7 by second chance"; its batch also starts the console's reporter (started
  * by the first agent batch a console process receives). The spec makes its own pool (3 proxies,

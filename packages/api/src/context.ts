@@ -5,7 +5,7 @@ import { actorFromSession, SESSION_COOKIE } from "./auth/sessions";
 import { hostFromToken, type HostCaller } from "./auth/host-tokens.service";
 import { actorFromToken } from "./auth/tokens.service";
 import { getDb } from "./db";
-import { changeReporterFor } from "./services/change-report.service";
+import { changeReporterFor } from "./services/transitions/change-report.service";
 import { requestOrigin } from "./http/public-url";
 
 export interface Context {

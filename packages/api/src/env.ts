@@ -59,14 +59,14 @@ export function apiEnv(): ApiEnv {
 
 /**
  * Ingest and telemetry storage settings, parsed apart from DATABASE_URL so services and tests can
- * read them alone (services/telemetry-compactor.ts keeps the tiers).
+ * read them alone (services/telemetry/telemetry-compactor.ts keeps the tiers).
  * TIDE_OBSERVATION_RETENTION_MINUTES: minutes of one-second samples kept per host (default 60; the
  * newest ~2 minutes raw, the rest in compressed per-minute chunks, ~150 bytes a sample).
  * TIDE_OBSERVATION_ROLLUP_DAYS: days of one-minute rollups kept per host (default 30; ~540 bytes a
  * host-minute once packed by the hour, about 22 GiB for 1,000 hosts).
  * TIDE_EVALUATION_CACHE_SAMPLES: samples of the hosts' evaluation windows each console process keeps
  * in memory (default 70,000: a minute of ~1,100 hosts, ~5 kB of heap a sample; 0 turns it off and
- * every evaluation reads its window from the database; services/evaluation-window-cache.ts).
+ * every evaluation reads its window from the database; services/findings/evaluation-window-cache.ts).
  */
 const ingestSchema = z.object({
   TIDE_OBSERVATION_RETENTION_MINUTES: z.coerce.number().int().min(5).max(10_080).default(60),

@@ -22,4 +22,4 @@ export {
 } from "./live/host-live";
 export { LIVE_RECHECK_MS, liveReaderRefusal, watchLiveReader, type LiveRefusal } from "./live/reader-access";
 export { handleRestRequest, handleTrpcRequest } from "./http/routes";
-export { historyRetentionDays } from "./services/host-history.service";
+export { historyRetentionDays } from "./services/telemetry/host-history.service";

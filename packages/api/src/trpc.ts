@@ -14,8 +14,8 @@ import { ZodError } from "zod";
 import type { Context } from "./context";
 import { busyErrorFrom } from "./db";
 import { callerKeyOf, callerSlots } from "./http/caller-slots";
-import { refusedAttempt } from "./services/audit-refusal.plan";
-import { recordRefusal } from "./services/audit.service";
+import { refusedAttempt } from "./services/audit/audit-refusal.plan";
+import { recordRefusal } from "./services/audit/audit.service";
 
 /** TideError code -> tRPC code (which trpc-to-openapi turns into the HTTP status). */
 export const trpcCodeFor: Record<keyof typeof errorCodes, TRPC_ERROR_CODE_KEY> = {

@@ -13,7 +13,7 @@ import { DirectorId, PoolId } from "./ids";
 /**
  * How often a director's agent reports when the console asks for one sample per batch (agents
  * sample every second; a console with many agents asks for larger batches, see
- * packages/api/src/services/ingest-pacing.ts, and the thresholds below grow with that interval).
+ * packages/api/src/services/telemetry/ingest-pacing.ts, and the thresholds below grow with that interval).
  */
 export const SYNC_REPORT_INTERVAL_MS = 1_000;
 

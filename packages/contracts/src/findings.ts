@@ -24,7 +24,7 @@ export const KernelFindingKind = z.enum(KERNEL_FINDING_KINDS).describe(kernelKin
 export type KernelFindingKind = z.infer<typeof KernelFindingKind>;
 
 /**
- * What the console finds in the directors' health checks of proxies (services/health-findings.ts),
+ * What the console finds in the directors' health checks of proxies (services/health/health-findings.ts),
  * not in kernel counters: opened and resolved as proxies' table health changes.
  */
 export const HealthFindingKind = z

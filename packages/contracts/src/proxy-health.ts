@@ -9,7 +9,7 @@ import { HealthcheckKind } from "./healthcheck-wire";
  * (tide-healthcheck's `gue` check) and, as the pool says, by HTTP or TCP to the proxy's own address.
  * A proxy is up on a director after `rise` passing rounds in a row and down after `fall` failing
  * ones; a round passes when every check of it passes. Directors report; the console combines the
- * reports of all directors (services/proxy-health.plan.ts) and sets the proxy's table health.
+ * reports of all directors (services/health/proxy-health.plan.ts) and sets the proxy's table health.
  */
 
 export const HEALTH_DEFAULTS = {
@@ -147,7 +147,7 @@ export type AgentHealthReply = z.infer<typeof AgentHealthReply>;
 export const HEALTH_REPORT_EVERY_MS = 5_000;
 /**
  * Flaps counted over this window: each automatic health change of a proxy in it doubles the hold
- * before the proxy may return to healthy (services/proxy-health.plan.ts). Here, not in the plan,
+ * before the proxy may return to healthy (services/health/proxy-health.plan.ts). Here, not in the plan,
  * because the pool page says it too ("flapped 3 times in the last 10 min").
  */
 export const FLAP_WINDOW_MS = 10 * 60_000;

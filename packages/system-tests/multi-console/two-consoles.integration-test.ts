@@ -44,7 +44,7 @@ declare module "vitest" {
 }
 
 /**
- * At least packages/api/src/services/finding-evaluator.ts's EVALUATION_INTERVAL_MS (5 s, the least
+ * At least packages/api/src/services/findings/evaluation-scheduler.ts's EVALUATION_INTERVAL_MS (5 s, the least
  * time between two evaluations of one host in one process): after this long without a batch, a
  * console evaluates a host's next batch at once.
  */

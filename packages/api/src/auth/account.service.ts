@@ -1,6 +1,6 @@
 import { TideError, type ChangePasswordInput, type ChangePasswordResult } from "@tide/contracts";
 import type { Db } from "@tide/db";
-import { recordAudit } from "../services/audit.service";
+import { recordAudit } from "../services/audit/audit.service";
 import { actorRef, type Actor } from "./actor";
 import { passwordProblem } from "./password-policy";
 import { hashPassword, SIGN_IN_QUEUE_LIMIT, verifyPassword } from "./secrets";

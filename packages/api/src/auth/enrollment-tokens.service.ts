@@ -17,8 +17,8 @@ import {
   type EnrollmentTokenSummaryRow,
 } from "@tide/db";
 import { publicUrlEnv } from "../env";
-import { recordAudit } from "../services/audit.service";
-import { TRANSACTION_OPTIONS } from "../services/pool-lock";
+import { recordAudit } from "../services/audit/audit.service";
+import { TRANSACTION_OPTIONS } from "../services/fleet/pool-lock";
 import { TIDE_VERSION } from "../version";
 import { actorRef, type Actor } from "./actor";
 import { enrollmentTokenState, redeemRefusal } from "./enrollment-token.plan";

@@ -9,7 +9,7 @@ import {
   type Prisma,
 } from "@tide/db";
 import type { HostTokenSummary } from "../schemas/hosts.schema";
-import { recordAudit } from "../services/audit.service";
+import { recordAudit } from "../services/audit/audit.service";
 import { actorRef, type Actor } from "./actor";
 import { listenForAuthChanges } from "../live/host-live";
 import { HostTokenCache } from "./host-token-cache";

@@ -1,6 +1,6 @@
 import { newId, normalizeEmail, roleScopes, TideError, unsafeTextReason } from "@tide/contracts";
 import type { Db } from "@tide/db";
-import { recordAudit } from "../services/audit.service";
+import { recordAudit } from "../services/audit/audit.service";
 import type { Actor } from "./actor";
 import { digestSecret, randomSecret, SIGN_IN_QUEUE_LIMIT, verifyPassword } from "./secrets";
 import { recordSignInFailure, reserveSignInAttempt } from "./sign-in-throttle";

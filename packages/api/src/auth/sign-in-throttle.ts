@@ -1,6 +1,6 @@
 import { TideError } from "@tide/contracts";
 import { sqlTransaction, type Db, type Prisma } from "@tide/db";
-import { recordAudit } from "../services/audit.service";
+import { recordAudit } from "../services/audit/audit.service";
 
 /**
  * Sign-in throttling, kept in PostgreSQL (every console process sees the same counts, a restart

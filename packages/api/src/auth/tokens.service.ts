@@ -1,6 +1,6 @@
 import { newId, roleScopes, TideError, type ApiTokenSummary, type Scope } from "@tide/contracts";
 import type { Db } from "@tide/db";
-import { recordAudit } from "../services/audit.service";
+import { recordAudit } from "../services/audit/audit.service";
 import { actorRef, type Actor } from "./actor";
 import { listenForAuthChanges } from "../live/host-live";
 import { ApiTokenCache } from "./auth-cache";

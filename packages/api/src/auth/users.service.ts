@@ -1,7 +1,7 @@
 import { newId, normalizeEmail, roleScopes, TideError, type Role, type UserSummary } from "@tide/contracts";
 import { Prisma, type Db } from "@tide/db";
 import { apiTokenCacheFor } from "./tokens.service";
-import { recordAudit } from "../services/audit.service";
+import { recordAudit } from "../services/audit/audit.service";
 import { actorRef, type Actor } from "./actor";
 import { passwordProblem } from "./password-policy";
 import { generatePassword, hashPassword } from "./secrets";

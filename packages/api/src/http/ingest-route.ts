@@ -2,7 +2,7 @@ import { AgentObservationsReply, findUnsafeText, jsonMayHoldUnsafeText } from "@
 import type { HostCaller } from "../auth/host-tokens.service";
 import type { Context } from "../context";
 import { busyErrorFrom } from "../db";
-import { acceptObservations } from "../services/ingest.service";
+import { acceptObservations } from "../services/telemetry/ingest.service";
 import { acceptsBatch } from "./ingest-batch-check";
 
 /**

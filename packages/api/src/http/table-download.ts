@@ -3,7 +3,7 @@ import type { Db } from "@tide/db";
 import { hostFromToken } from "../auth/host-tokens.service";
 import { resolveActor } from "../context";
 import { getDb } from "../db";
-import { versionContent } from "../services/table.service";
+import { versionContent } from "../services/tables/table.service";
 import { errorResponse, tideErrorResponse } from "./errors";
 import { redactHashKeys } from "./glbd-redaction";
 

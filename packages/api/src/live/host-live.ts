@@ -10,7 +10,7 @@ import { counterDelta, perSecond } from "@tide/diagnostics";
 import { latestSample, samplesBetween, type Db } from "@tide/db";
 import pg from "pg";
 import { apiEnv } from "../env";
-import { findHost } from "../services/host.service";
+import { findHost } from "../services/fleet/host.service";
 import { AUTH_CHANNEL, DESIRED_CHANNEL, OBSERVATIONS_CHANNEL, POOLS_CHANNEL } from "./channels";
 
 /**
@@ -223,7 +223,7 @@ const RECONNECT_MS = [250, 1000, 2000, 5000];
  * may have changed (notifications sent while it was down are lost), so pages re-read and catch up.
  *
  * Payloads: `<hostId>` after ingest stored samples, `<hostId> findings` after an evaluation
- * changed findings (services/finding-evaluator.ts). DESIRED_CHANNEL notifications go to the
+ * changed findings (services/findings/evaluation-scheduler.ts). DESIRED_CHANNEL notifications go to the
  * desired-state subscribers (agents waiting on /agent/desired).
  */
 class SharedListener {

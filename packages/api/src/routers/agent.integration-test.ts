@@ -7,8 +7,8 @@ import { hostFromToken } from "../auth/host-tokens.service";
 import { handleTableDownload } from "../http/table-download";
 import { OBSERVATIONS_CHANNEL } from "../live/channels";
 import { openApiDocument } from "../openapi";
-import { findingEvaluatorFor } from "../services/finding-evaluator";
-import { ingestObservations } from "../services/ingest.service";
+import { findingEvaluatorFor } from "../services/findings/evaluation-scheduler";
+import { ingestObservations } from "../services/telemetry/ingest.service";
 import { callerFor, makePool, makeUser, truncateAll, restCall } from "../testing/fixtures";
 
 let db: Db;
@@ -27,7 +27,7 @@ afterEach(async () => {
 });
 
 /**
- * Findings are evaluated after ingest replied (services/finding-evaluator.ts): wait until the
+ * Findings are evaluated after ingest replied (services/findings/evaluation-scheduler.ts): wait until the
  * evaluations the batches so far scheduled have finished, as a page that refetches would see.
  */
 async function evaluated() {

@@ -9,10 +9,10 @@ import {
 } from "@tide/contracts";
 import { z } from "zod";
 import { listenForDesiredChanges } from "../live/host-live";
-import { agentDesired, agentHello } from "../services/agent.service";
-import { DESIRED_WAIT_MAX_MS } from "../services/desired-state.service";
-import { acceptObservations } from "../services/ingest.service";
-import { recordHealthReport } from "../services/proxy-health.service";
+import { agentDesired, agentHello } from "../services/fleet/agent.service";
+import { DESIRED_WAIT_MAX_MS } from "../services/fleet/desired-state.service";
+import { acceptObservations } from "../services/telemetry/ingest.service";
+import { recordHealthReport } from "../services/health/proxy-health.service";
 import { agentProcedure, router } from "../trpc";
 
 /** tide-agent <-> console (contracts/agent-protocol.ts); host tokens only. */

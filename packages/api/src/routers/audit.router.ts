@@ -1,6 +1,6 @@
 import { AuditEntry, AuditFacets, AuditListInput, Paged } from "@tide/contracts";
 import { z } from "zod";
-import { auditFacets, listAudit } from "../services/audit.service";
+import { auditFacets, listAudit } from "../services/audit/audit.service";
 import { readProcedure, router } from "../trpc";
 
 export const auditRouter = router({

@@ -17,9 +17,9 @@ import {
   registerDirector,
   removeDirector,
   unassignPool,
-} from "../services/director.service";
-import { previewDirectorRemoval, previewUnassign } from "../services/change-safety.service";
-import { listDirectors } from "../services/fleet.service";
+} from "../services/fleet/director.service";
+import { previewDirectorRemoval, previewUnassign } from "../services/transitions/change-safety.service";
+import { listDirectors } from "../services/fleet/fleet.service";
 import { adminProcedure, readProcedure, router } from "../trpc";
 
 export const directorsRouter = router({

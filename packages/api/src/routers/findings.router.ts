@@ -6,7 +6,7 @@ import {
   FindingListInput,
   FindingRecord,
 } from "../schemas/findings.schema";
-import { acknowledgeFinding, getFinding, listFindings } from "../services/finding.service";
+import { acknowledgeFinding, getFinding, listFindings } from "../services/findings/finding.service";
 import { operateProcedure, readProcedure, router } from "../trpc";
 
 export const findingsRouter = router({

@@ -10,8 +10,8 @@ import {
 } from "@tide/contracts";
 import { z } from "zod";
 import { changeOwnPassword } from "../auth/account.service";
-import { fleetOverview, listProxies } from "../services/fleet.service";
-import { fleetLive } from "../services/proxy-traffic.service";
+import { fleetOverview, listProxies } from "../services/fleet/fleet.service";
+import { fleetLive } from "../services/telemetry/proxy-traffic.service";
 import { publicProcedure, readProcedure, router } from "../trpc";
 import { TRPCError } from "@trpc/server";
 

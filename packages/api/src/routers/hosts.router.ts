@@ -13,11 +13,11 @@ import {
 } from "../schemas/hosts.schema";
 import { HistoryInput, HostHistory } from "../schemas/history.schema";
 import { HostLatency, LatencyInput } from "../schemas/latency.schema";
-import { hostHistory } from "../services/host-history.service";
-import { hostLatency } from "../services/host-latency.service";
-import { counterSeries, getHost, listHosts } from "../services/host.service";
-import { removeHost } from "../services/host-removal.service";
-import { setPmtuTargets } from "../services/pmtu-targets.service";
+import { hostHistory } from "../services/telemetry/host-history.service";
+import { hostLatency } from "../services/telemetry/host-latency.service";
+import { counterSeries, getHost, listHosts } from "../services/fleet/host.service";
+import { removeHost } from "../services/fleet/host-removal.service";
+import { setPmtuTargets } from "../services/fleet/pmtu-targets.service";
 import { adminProcedure, operateProcedure, readProcedure, router } from "../trpc";
 
 export const hostsRouter = router({

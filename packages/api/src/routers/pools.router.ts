@@ -19,10 +19,10 @@ import {
   UpdatePoolInput,
 } from "@tide/contracts";
 import { z } from "zod";
-import { previewBinds } from "../services/binds-preview.service";
-import { getPool, listPools } from "../services/fleet.service";
-import { poolHealth } from "../services/proxy-health.service";
-import { poolTraffic } from "../services/proxy-traffic.service";
+import { previewBinds } from "../services/tables/binds-preview.service";
+import { getPool, listPools } from "../services/fleet/fleet.service";
+import { poolHealth } from "../services/health/proxy-health.service";
+import { poolTraffic } from "../services/telemetry/proxy-traffic.service";
 import {
   createPool,
   previewHashFields,
@@ -32,7 +32,7 @@ import {
   setHashFields,
   setHealthCheck,
   updatePool,
-} from "../services/pool.service";
+} from "../services/tables/pool.service";
 import { adminProcedure, readProcedure, router } from "../trpc";
 
 export const poolsRouter = router({

@@ -10,9 +10,9 @@ import {
   TransitionResult,
 } from "@tide/contracts";
 import { z } from "zod";
-import { createProxy, removeProxy, setProxyHealth } from "../services/proxy-lifecycle.service";
-import { setHealthPin } from "../services/proxy-health.service";
-import { previewTransition, transitionProxy } from "../services/proxy-transition.service";
+import { createProxy, removeProxy, setProxyHealth } from "../services/transitions/proxy-lifecycle.service";
+import { setHealthPin } from "../services/health/proxy-health.service";
+import { previewTransition, transitionProxy } from "../services/transitions/proxy-transition.service";
 import { adminProcedure, operateProcedure, readProcedure, router } from "../trpc";
 import { proxiesListProcedure } from "./fleet.router";
 

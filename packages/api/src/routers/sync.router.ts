@@ -1,9 +1,9 @@
 import { FleetSync, PoolIdInput, PoolSync } from "@tide/contracts";
 import { z } from "zod";
-import { fleetSync, poolSync } from "../services/director-sync.service";
+import { fleetSync, poolSync } from "../services/telemetry/director-sync.service";
 import { readProcedure, router } from "../trpc";
 
-/** Whether the directors serve what the console wants (services/director-sync.service.ts). */
+/** Whether the directors serve what the console wants (services/telemetry/director-sync.service.ts). */
 export const syncRouter = router({
   fleet: readProcedure
     .meta({

@@ -18,8 +18,8 @@ import {
   getVersion,
   getVersionRows,
   listVersions,
-} from "../services/table.service";
-import { getChangeReport, listChangeReports } from "../services/change-report.service";
+} from "../services/tables/table.service";
+import { getChangeReport, listChangeReports } from "../services/transitions/change-report.service";
 import { readProcedure, router } from "../trpc";
 
 export const tablesRouter = router({

@@ -2,7 +2,7 @@ import { HostRecordId, NetnsRef } from "@tide/contracts";
 import { z } from "zod";
 import { HostRef } from "./hosts.schema";
 
-/** API shapes of a host's history over a range (issue 16; services/host-history.plan.ts). */
+/** API shapes of a host's history over a range (issue 16; services/telemetry/host-history.plan.ts). */
 
 export const HistoryInput = z.object({
   hostId: HostRef,

@@ -1,7 +1,7 @@
 import type { Db } from "@tide/db";
 import { newId } from "@tide/contracts";
 import { systemActorRef } from "../auth/actor";
-import { createPool, type NewPoolInput } from "../services/pool.service";
+import { createPool, type NewPoolInput } from "../services/tables/pool.service";
 
 const system = systemActorRef("seed");
 

@@ -1,7 +1,7 @@
 import type { Db } from "@tide/db";
 import { systemActorRef } from "../auth/actor";
-import { lockPool, TRANSACTION_OPTIONS } from "../services/pool-lock";
-import { currentTableOf, insertCurrentTableVersion } from "../services/table.service";
+import { lockPool, TRANSACTION_OPTIONS } from "../services/fleet/pool-lock";
+import { currentTableOf, insertCurrentTableVersion } from "../services/tables/table.service";
 
 /** The cause of versions written only to move a pool's table to the current file format. */
 export const TABLE_FORMAT_CAUSE = "table.format";

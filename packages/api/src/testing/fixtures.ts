@@ -2,7 +2,7 @@ import { newId, roleScopes, type Role } from "@tide/contracts";
 import type { Db } from "@tide/db";
 import { systemActorRef, type Actor } from "../auth/actor";
 import { hashPassword } from "../auth/secrets";
-import { createPool } from "../services/pool.service";
+import { createPool } from "../services/tables/pool.service";
 import { appRouter } from "../routers/_app";
 import { createContext } from "../context";
 import { openApiResponse } from "../http/openapi-handler";

@@ -106,7 +106,7 @@ const CONTENT_COLUMNS = `id text, kind text, incident int, severity text, title 
   evidence jsonb, explanation text, remedy jsonb, last_seen_at text`;
 
 /*
- * The writes of a findings evaluation (finding-evaluation.ts), each one statement for a whole batch
+ * The writes of a findings evaluation (host-evaluation.ts), each one statement for a whole batch
  * of hosts, on whatever `tx` is: the evaluator's sqlTransaction on node-postgres, not a Prisma
  * interactive transaction with one query per reopened or resolved finding. Timestamps are stored as
  * UTC without a zone (Prisma's DateTime).

@@ -20,7 +20,7 @@ import {
  * The compacted tiers of observation samples: observation_chunks (one row per host-minute, the 1 s
  * samples in observation-codec.ts's format) and observation_rollups (one row per host-minute,
  * observation-rollup.ts, packed into one per host-hour once the hour is past the 1 s retention).
- * The compactor (packages/api/src/services/telemetry-compactor.ts) decides when; this file holds
+ * The compactor (packages/api/src/services/telemetry/telemetry-compactor.ts) decides when; this file holds
  * the statements and one bounded run (runCompaction).
  *
  * Moving a minute out of observation_samples is one short transaction that reads the minute's raw

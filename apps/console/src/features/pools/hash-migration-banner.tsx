@@ -25,7 +25,7 @@ function alternateHashTotal(traffic: PoolTraffic | undefined): number | null {
 /**
  * A hash-field change still migrating, like a drain: what changed, for how long, what still uses
  * the old fields, and (for admins) Finish. The console finishes it by itself once the pool's
- * proxies saw no packet through the old fields for a quiet window (services/hash-migration.plan.ts).
+ * proxies saw no packet through the old fields for a quiet window (services/tables/hash-migration.plan.ts).
  */
 export function HashMigrationBanner({ poolId, migration }: { poolId: string; migration: HashMigration }) {
   const trpc = useTRPC();
