@@ -2,12 +2,7 @@ import { z } from "zod";
 import { jsonBoolean } from "./boolean";
 import { DirectorId, PoolId, ProxyId, TableVersionId } from "./ids";
 import { PoolHealthCheck } from "./proxy-health";
-import { ProxyAction } from "./proxy-state-machine";
-
-export const ProxyState = z
-  .enum(["active", "draining", "inactive", "filling"])
-  .describe("Proxy state: active (serves), draining (no new flows), inactive (out of the table), filling");
-export type ProxyState = z.infer<typeof ProxyState>;
+import { ProxyAction, ProxyState } from "./proxy-state-machine";
 
 export const HashField = z
   .enum(["src_addr", "dst_addr", "src_port", "dst_port"])

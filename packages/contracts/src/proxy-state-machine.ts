@@ -1,5 +1,4 @@
 import { z } from "zod";
-import type { ProxyState } from "./fleet";
 
 /**
  * The proxy state machine. The forward cycle is active -> draining -> inactive -> filling -> active;
@@ -7,6 +6,11 @@ import type { ProxyState } from "./fleet";
  * starts inactive and only an inactive proxy can be removed. One name per action everywhere: the
  * API path, tidectl, the audit action (`proxy.<action>`), the buttons (`label`) and the diagram.
  */
+export const ProxyState = z
+  .enum(["active", "draining", "inactive", "filling"])
+  .describe("Proxy state: active (serves), draining (no new flows), inactive (out of the table), filling");
+export type ProxyState = z.infer<typeof ProxyState>;
+
 export const ProxyAction = z
   .enum(["drain", "deactivate", "fill", "activate", "abort"])
   .describe(

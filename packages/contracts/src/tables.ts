@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { HashField, Proxy, ProxyState, TableVersionSummary } from "./fleet";
+import { HashField, Proxy, TableVersionSummary } from "./fleet";
+import { ProxyState } from "./proxy-state-machine";
 import { PoolId, ProxyId, TableVersionId } from "./ids";
 
 export const VersionBackend = z

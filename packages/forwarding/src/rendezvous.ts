@@ -14,7 +14,7 @@
  */
 import { parseAddress } from "./address";
 import { sipBlocks, sipFinish, sipInit, sipKey, sipMessageWords } from "./siphash";
-import { MAX_BACKENDS, TABLE_ROWS } from "./types";
+import { MAX_BACKENDS, TABLE_ROWS, type RendezvousContext } from "./types";
 import { rankRowsWasm } from "./wasm/rank-wasm";
 
 export interface RendezvousOrder {
@@ -34,18 +34,6 @@ export interface RendezvousOptions {
    * eligible proxies, so a short prefix never changes results, only speed and memory.
    */
   depth?: number;
-}
-
-/** Internal prepared state for one seed + address list; shared with assignRows' fallback path. */
-export interface RendezvousContext {
-  readonly initState: Int32Array;
-  /** Per proxy message blocks (address || length), see proxyWordStart/proxyBlocks. */
-  readonly proxyWords: Int32Array;
-  readonly proxyWordStart: Int32Array;
-  readonly proxyBlocks: Int32Array;
-  readonly count: number;
-  /** When every proxy is IPv4: each address as one little-endian word (fast path), else null. */
-  readonly ipv4Words: Int32Array | null;
 }
 
 /** Default order prefix per row: enough for the usual "one proxy not active" pool. */

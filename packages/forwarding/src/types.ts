@@ -78,3 +78,15 @@ export interface ForwardingTable {
 export type Variant = "glb" | "tide";
 
 export type HashField = "src_addr" | "dst_addr" | "src_port" | "dst_port";
+
+/** Internal prepared state for one seed + address list; shared with assignRows' fallback path and the Wasm ranker. */
+export interface RendezvousContext {
+  readonly initState: Int32Array;
+  /** Per proxy message blocks (address || length), see proxyWordStart/proxyBlocks. */
+  readonly proxyWords: Int32Array;
+  readonly proxyWordStart: Int32Array;
+  readonly proxyBlocks: Int32Array;
+  readonly count: number;
+  /** When every proxy is IPv4: each address as one little-endian word (fast path), else null. */
+  readonly ipv4Words: Int32Array | null;
+}

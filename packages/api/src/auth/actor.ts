@@ -15,6 +15,15 @@ export interface Actor {
   sessionId?: string | null;
 }
 
+/** Who is calling as an agent: the host its host token was issued for. */
+export interface HostCaller {
+  hostId: string;
+  hostname: string;
+  tokenId: string;
+  /** Shown in audit and finding history: "host lb-fra-03 (htk_…)". */
+  label: string;
+}
+
 /** The audit identity of work nobody asked for through the API (seed, tests, future health checks). */
 export function systemActorRef(label = "system") {
   return { actorKind: "system" as const, actorId: null, actorLabel: label };

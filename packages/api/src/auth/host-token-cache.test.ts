@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { HostTokenCache } from "./host-token-cache";
-import type { HostCaller } from "./host-tokens.service";
+import type { HostCaller } from "./actor";
 
 const caller = (n: number): HostCaller => ({
   hostId: `host_${n}`,

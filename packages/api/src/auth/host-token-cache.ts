@@ -11,7 +11,7 @@
  * listens), and within HOST_TOKEN_CACHE_TTL_MS at the latest. Unknown and revoked tokens are never
  * cached (always a database read).
  */
-import type { HostCaller } from "./host-tokens.service";
+import type { HostCaller } from "./actor";
 
 /** How long a resolved token is trusted without reading the database, ms. */
 export const HOST_TOKEN_CACHE_TTL_MS = 5_000;

@@ -10,7 +10,7 @@ import {
 } from "@tide/db";
 import type { HostTokenSummary } from "../schemas/hosts.schema";
 import { recordAudit } from "../services/audit/audit.service";
-import { actorRef, type Actor } from "./actor";
+import { actorRef, type Actor, type HostCaller } from "./actor";
 import { listenForAuthChanges } from "../live/host-live";
 import { HostTokenCache } from "./host-token-cache";
 import { digestSecret, randomSecret } from "./secrets";
@@ -23,14 +23,6 @@ import { digestSecret, randomSecret } from "./secrets";
 const SHOWN_PREFIX_LEN = HOST_TOKEN_PREFIX.length + 6;
 
 /** Who is calling an agent procedure: the host its token was issued for. */
-export interface HostCaller {
-  hostId: string;
-  hostname: string;
-  tokenId: string;
-  /** Shown in audit and finding history: "host lb-fra-03 (htk_…)". */
-  label: string;
-}
-
 function toSummary(t: HostTokenSummaryRow): HostTokenSummary {
   return {
     id: t.id,

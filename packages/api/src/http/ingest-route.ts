@@ -1,5 +1,5 @@
 import { AgentObservationsReply, findUnsafeText, jsonMayHoldUnsafeText } from "@tide/contracts";
-import type { HostCaller } from "../auth/host-tokens.service";
+import type { HostCaller } from "../auth/actor";
 import type { Context } from "../context";
 import { busyErrorFrom } from "../db";
 import { acceptObservations } from "../services/telemetry/ingest.service";

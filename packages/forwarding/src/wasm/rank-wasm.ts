@@ -11,8 +11,7 @@
  * WebAssembly is missing or refused (a Content-Security-Policy without 'wasm-unsafe-eval', as
  * the console's), the loader returns null and the JavaScript path runs; nothing else changes.
  */
-import type { RendezvousContext } from "../rendezvous";
-import { TABLE_ROWS } from "../types";
+import { TABLE_ROWS, type RendezvousContext } from "../types";
 import { RANK_WASM_BASE64 } from "./rank-wasm.generated";
 
 /**

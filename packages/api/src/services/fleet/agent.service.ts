@@ -6,7 +6,7 @@ import {
   type DesiredState,
 } from "@tide/contracts";
 import type { Db, Prisma } from "@tide/db";
-import type { HostCaller } from "../../auth/host-tokens.service";
+import type { HostCaller } from "../../auth/actor";
 import { TIDE_VERSION } from "../../version";
 import { desiredStateFor, waitForDesired } from "./desired-state.service";
 

@@ -1,7 +1,7 @@
 import { newId, type HealthCheckOutcome, type ProxyHealthView } from "@tide/contracts";
 import { createDb, type Db } from "@tide/db";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import type { HostCaller } from "../../auth/host-tokens.service";
+import type { HostCaller } from "../../auth/actor";
 import { makePool, truncateAll } from "../../testing/fixtures";
 import { recordHealthReport } from "./proxy-health.service";
 

@@ -2,7 +2,7 @@ import type { HealthCheckOutcome, ProxyHealthView } from "@tide/contracts";
 import { createDb, type Db } from "@tide/db";
 import { waitFor } from "@tide/devstack/wait";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import type { HostCaller } from "../../auth/host-tokens.service";
+import type { HostCaller } from "../../auth/actor";
 import { callerFor, makePool, makeUser, restCall, truncateAll } from "../../testing/fixtures";
 import { desiredStateFor } from "../fleet/desired-state.service";
 import { RECOVER_HOLD_MS } from "./proxy-health.plan";

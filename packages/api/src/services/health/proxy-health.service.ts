@@ -10,7 +10,7 @@ import {
 import { proxySelect, type Db } from "@tide/db";
 import { z } from "zod";
 import { actorRef, type Actor } from "../../auth/actor";
-import type { HostCaller } from "../../auth/host-tokens.service";
+import type { HostCaller } from "../../auth/actor";
 import { recordAudit } from "../audit/audit.service";
 import { toProxy } from "../fleet/fleet.service";
 import { lockPool, TRANSACTION_OPTIONS } from "../fleet/pool-lock";

@@ -7,7 +7,7 @@ import {
   type SampleRefusal,
 } from "@tide/contracts";
 import { storeBatch, type Db, type Prisma } from "@tide/db";
-import type { HostCaller } from "../../auth/host-tokens.service";
+import type { HostCaller } from "../../auth/actor";
 import { throwIfClientGone, type Context } from "../../context";
 import { ingestEnv } from "../../env";
 import { recordDirectorSync } from "./director-sync.service";
