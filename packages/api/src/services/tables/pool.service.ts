@@ -4,7 +4,9 @@ import {
   MAX_POOL_BINDS,
   newId,
   poolHealthCheck,
+  PoolName,
   TideError,
+  type BindInput,
   type PoolHealthCheck,
   type HashField,
   type HashFieldsPreview,
@@ -12,7 +14,7 @@ import {
   type TableVersionSummary,
 } from "@tide/contracts";
 import { bindSelect, Prisma, proxySelect, type Db, type TableVersionSummaryRow } from "@tide/db";
-import { canonicalAddress, diffTables, FLOW_SAMPLE_SIZE } from "@tide/forwarding";
+import { canonicalAddress, diffTables, FLOW_SAMPLE_SIZE, MAX_BACKENDS } from "@tide/forwarding";
 import { actorRef, type Actor } from "../../auth/actor";
 import { recordAudit } from "../audit/audit.service";
 import { bindLabel, describeOverlap, findBindOverlaps, type PlacedBind } from "./bind-overlap.plan";
@@ -42,14 +44,6 @@ function fieldError(
   return new TideError(code, message, { ...extra, fields: { [field]: message } });
 }
 
-export interface BindInput {
-  /** "203.0.113.10", "203.0.113.64/26" or "2001:db8::10". */
-  address: string;
-  proto: "tcp" | "udp";
-  portStart: number;
-  portEnd?: number | undefined;
-}
-
 export interface NewPoolInput {
   name: string;
   description?: string | undefined;
@@ -62,8 +56,6 @@ export interface NewPoolInput {
   proxies?: { address: string; hostname: string }[] | undefined;
   directorIds?: string[] | undefined;
 }
-
-const POOL_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 /**
  * Validate and canonicalise one bind. `field` (e.g. "binds[1]") names it in the error's
@@ -136,7 +128,7 @@ function parseBindList(binds: readonly BindInput[], pool: { id: string; name: st
 }
 
 function checkName(name: string): void {
-  if (!POOL_NAME.test(name)) {
+  if (!PoolName.safeParse(name).success) {
     throw fieldError(
       "bad_request",
       "name",
@@ -164,8 +156,12 @@ export async function createPool(db: Db, actor: PoolActor, input: NewPoolInput):
   const binds = parseBindList(input.binds, { id: poolId, name: input.name });
   const hashFields = parseHashFields(input.hashFields ?? ["src_addr"]);
   const initial = input.proxies ?? [];
-  if (initial.length > 256) {
-    throw fieldError("unprocessable", "proxies", "A pool holds at most 256 proxies (GLBD limit).");
+  if (initial.length > MAX_BACKENDS) {
+    throw fieldError(
+      "unprocessable",
+      "proxies",
+      `A pool holds at most ${MAX_BACKENDS} proxies (the GLBD table format's limit).`,
+    );
   }
   initial.forEach((p, i) => {
     if (isIP(p.address) !== 4) {

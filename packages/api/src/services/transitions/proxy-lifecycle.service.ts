@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import {
   HOSTNAME_PATTERN,
   newId,
@@ -7,14 +8,13 @@ import {
   type TableVersionSummary,
 } from "@tide/contracts";
 import { proxySelect, type Db, type Prisma } from "@tide/db";
+import { MAX_BACKENDS } from "@tide/forwarding";
 import { actorRef, type Actor } from "../../auth/actor";
 import { recordAudit } from "../audit/audit.service";
 import { toProxy, toVersionSummary } from "../fleet/fleet.service";
 import { checkPoolInvariants } from "./proxy-transition.plan";
 import { lockPool, TRANSACTION_OPTIONS } from "../fleet/pool-lock";
 import { insertTableVersion, isBuildable } from "../tables/table.service";
-
-const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 
 /**
  * Whether a pool carries traffic: a director serves it and it has a table version (directors load
@@ -42,7 +42,7 @@ export async function createProxy(
   actor: Actor,
   input: { poolId: string; address: string; hostname: string },
 ): Promise<ProxyCreated> {
-  if (!IPV4.test(input.address)) {
+  if (isIP(input.address) !== 4) {
     const message = `Proxy address must be an IPv4 address (outer GUE header), got "${input.address}".`;
     throw new TideError("bad_request", message, { fields: { address: message } });
   }
@@ -61,10 +61,10 @@ export async function createProxy(
       const message = `Pool ${input.poolId} already has a proxy at ${input.address}.`;
       throw new TideError("conflict", message, { fields: { address: message } });
     }
-    if (proxies.length >= 256) {
+    if (proxies.length >= MAX_BACKENDS) {
       throw new TideError(
         "unprocessable",
-        "A pool holds at most 256 proxies (the GLBD table format's limit).",
+        `A pool holds at most ${MAX_BACKENDS} proxies (the GLBD table format's limit).`,
       );
     }
     const state = (await carriesTraffic(tx, input.poolId)) ? ("inactive" as const) : ("active" as const);
