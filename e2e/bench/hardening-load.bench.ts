@@ -51,13 +51,9 @@
  * _FLOOD_WORKERS, _FLOOD_SOURCES, _AGENTS, _MINUTES, _LOCKOUT_WAIT_S (all TIDE_BENCH_HARDENING_…),
  * TIDE_BENCH_CONSOLE_DIR (a built copy of apps/console to run instead of apps/console).
  */
-import {
-  OBSERVATION_BATCH_MAX,
-  type AgentObservationsIn,
-  type DataPlaneState,
-  type Observation,
-} from "@tide/contracts";
+import { OBSERVATION_BATCH_MAX, type AgentObservationsIn, type Observation } from "@tide/contracts";
 import { startBenchStack, type BenchStack } from "./bench-stack";
+import { dataPlane, observation } from "./synthetic-observations";
 import { backoffMs, BATCH_MAX_BYTES, boundedBatch, jsonBytes } from "@tide/agent";
 import { ADMIN_EMAIL, CONSOLE_DIR } from "../support/stack";
 import http from "node:http";
@@ -399,128 +395,10 @@ async function phaseA(api: Api, stack: BenchStack, client: pg.Client): Promise<v
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Phase B: agents replaying a backlog at once. Samples as ingest.bench.ts's observation(), compacted.
+// Phase B: agents replaying a backlog at once, with synthetic-observations.ts's samples of the rules'
+// 20 counters a namespace (the phase measures admission of many samples, not their size).
 
-function sampleOf(hostname: string, i: number, at: Date, startedAt: string): Observation {
-  const t = Math.floor(at.getTime() / 1000) % 1_000_000;
-  const base = 1000 * (i + 1);
-  const overflows = (i % 4 === 0 ? 3 + (i % 7) : 0) * t;
-  const counters = (scale: number, extra: Record<string, number> = {}) => ({
-    TcpExtListenOverflows: 0,
-    TcpExtListenDrops: 0,
-    TcpExtTCPReqQFullDoCookies: 0,
-    TcpExtTCPReqQFullDrop: 0,
-    TcpExtSyncookiesSent: 0,
-    TcpExtTCPRcvCollapsed: 0,
-    TcpExtPruneCalled: 0,
-    TcpExtTCPTimeouts: base + 2 * t * scale,
-    TcpExtTCPRetransFail: 0,
-    IpInReceives: base + 5000 * t * scale,
-    IpOutRequests: base + 4800 * t * scale,
-    IpFragFails: 0,
-    IcmpMsgOutType3: 0,
-    TcpActiveOpens: base + 50 * t * scale,
-    TcpPassiveOpens: base + 400 * t * scale,
-    TcpRetransSegs: base + 7 * t * scale,
-    TcpInSegs: base + 6000 * t * scale,
-    TcpOutSegs: base + 5900 * t * scale,
-    UdpInDatagrams: base + 30 * t * scale,
-    UdpOutDatagrams: base + 30 * t * scale,
-    ...extra,
-  });
-  const sysctls = (somaxconn: number) => ({
-    somaxconn,
-    tcpMaxSynBacklog: 4096,
-    tcpSyncookies: 1 as const,
-    tcpRmem: [4096, 131072, 6291456] as [number, number, number],
-    ipLocalPortRange: [32768, 60999] as [number, number],
-    tcpMtuProbing: 0 as const,
-  });
-  const sockstat = { tcpInuse: 42, tcpOrphan: 0, tcpTw: 310, tcpAlloc: 60, tcpMemPages: 12 };
-  const hist = (scale: number) => [0, 3, 10, 40, 120, 300, 200, 60, 10, 2].map((b) => b * scale * (1 + t));
-  return {
-    schemaVersion: 1,
-    hostId: hostname,
-    agentVersion: TIDE_VERSION,
-    kernelRelease: "6.12.38+deb13-amd64",
-    sampledAt: at.toISOString(),
-    namespaces: [
-      {
-        netns: { inode: 4026531840, name: null, root: true },
-        pids: [1, 612],
-        counters: counters(1),
-        sockstat,
-        sysctls: sysctls(4096),
-        listeners: [{ address: "0.0.0.0", port: 22, recvQ: 0, sendQ: 128, requestedBacklog: null }],
-        listenPorts: [{ port: 22, sockets: 1 }],
-      },
-      {
-        netns: { inode: 4026532301, name: "web", root: false },
-        pids: [4242, 4243],
-        counters: counters(3, { TcpExtListenOverflows: overflows, TcpExtListenDrops: overflows }),
-        sockstat: { ...sockstat, tcpInuse: 900, tcpTw: 1200 },
-        sysctls: sysctls(128),
-        listeners: [
-          {
-            address: "0.0.0.0",
-            port: 8080,
-            recvQ: overflows > 0 ? 129 : 3,
-            sendQ: 128,
-            requestedBacklog: 4096,
-          },
-        ],
-        listenPorts: [{ port: 8080, sockets: 1 }],
-      },
-    ],
-    cpus: [0, 1].map((cpu) => ({
-      cpu,
-      softnetProcessed: base + 2_000 * t,
-      softnetDropped: 0,
-      softnetTimeSqueeze: 0,
-      netRxSoftirqs: base + 900 * t,
-    })),
-    probes: [
-      { probe: "listen_capped", state: "on", startedAt },
-      { probe: "listen_overflow", state: "on", startedAt },
-      { probe: "connect_latency", state: "on", startedAt },
-      { probe: "net_rx_softirq", state: "on", startedAt },
-      { probe: "icmp_frag_needed", state: "off", reason: "disabled", detail: "" },
-    ],
-    probeResults: {
-      listenCapped: [
-        { netnsInode: 4026532301, port: 8080, pid: 4242, comm: "nginx", requested: 4096, effective: 128 },
-      ],
-      listenOverflow: overflows > 0 ? [{ netnsInode: 4026532301, port: 8080, drops: overflows }] : [],
-      connectLatency: [
-        {
-          netnsInode: 4026532301,
-          pid: 4243,
-          comm: "php-fpm",
-          latencyUs: hist(1),
-          eaddrnotavail: 0,
-          evenPorts: 25 * t,
-          oddPorts: 25 * t,
-        },
-      ],
-      netRxSoftirq: [0, 1].map((cpu) => ({ cpu, durationUs: hist(2), intervalMaxUs: 180 + 40 * cpu })),
-      icmpFragNeeded: [],
-    },
-    paths: [],
-  } satisfies Observation;
-}
-
-const dataPlane: DataPlaneState[] = [
-  {
-    component: "redirect",
-    socket: "/run/tide/redirect.sock",
-    reachable: true,
-    error: null,
-    version: "0.4.0",
-    tableHashes: {},
-    directorCounters: null,
-    redirectCounters: null,
-  },
-];
+const REPLAY_COUNTERS = 20;
 
 interface ReplayStats {
   batches: number;
@@ -638,7 +516,7 @@ async function phaseB(api: Api, stack: BenchStack, client: pg.Client): Promise<n
   const startedAt = new Date(end - 3_600_000).toISOString();
   const backlogs = names.map((h, i) =>
     Array.from({ length: perAgent }, (_, s) =>
-      sampleOf(h, i, new Date(end - (perAgent - 1 - s) * 1000), startedAt),
+      observation(h, i, new Date(end - (perAgent - 1 - s) * 1000), startedAt, REPLAY_COUNTERS),
     ),
   );
   const bytes = jsonBytes(backlogs[0]);

@@ -4,7 +4,7 @@
  * in console mode under its own prefix and lab root in a temporary directory. close() removes all
  * of it (lab, console, database, directory), whatever got started, and says if namespaces with the
  * prefix were left behind. Shared by console-fleet.lab-test.ts, proxy-health.lab-test.ts and
- * bench/health-failover.ts. Needs root, dataplane/build (tide-director, tide-redirect,
+ * bench/health-failover.bench.ts. Needs root, dataplane/build (tide-director, tide-redirect,
  * tide-healthcheck), the agent bundle and the console build.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
