@@ -49,7 +49,11 @@ export const tableVersionSummarySelect = {
   createdAt: true,
 } satisfies Prisma.TableVersionSelect;
 
-/** Only for building tables: the one place pool secrets are read. */
+/**
+ * Only for building tables (table.service.ts buildPoolTable): the one place pool secrets (hash key,
+ * seed) are read. Every other pool query selects what it needs, and writes select only the id, so
+ * no other code path holds the secrets.
+ */
 export const poolSecretsSelect = {
   id: true,
   hashKey: true,

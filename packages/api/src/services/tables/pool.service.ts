@@ -191,6 +191,7 @@ export async function createPool(db: Db, actor: PoolActor, input: NewPoolInput):
           },
           directors: input.directorIds ? { connect: input.directorIds.map((id) => ({ id })) } : undefined,
         },
+        select: { id: true },
       });
       const proxies = await tx.proxy.findMany({ where: { poolId }, orderBy: { slot: "asc" } });
       const version = isBuildable(proxies)
@@ -239,7 +240,7 @@ export async function updatePool(
         name: input.name ?? before.name,
         description: input.description ?? before.description,
       };
-      await tx.pool.update({ where: { id: input.poolId }, data: after });
+      await tx.pool.update({ where: { id: input.poolId }, data: after, select: { id: true } });
       await recordAudit(tx, {
         ...actorRef(actor),
         action: "pool.update",
@@ -274,6 +275,7 @@ export async function setHealthCheck(
     });
     await tx.pool.update({
       where: { id: input.poolId },
+      select: { id: true },
       data: { healthCheck: input.healthCheck as unknown as Prisma.InputJsonValue },
     });
     await recordAudit(tx, {
@@ -449,6 +451,7 @@ export async function setHashFields(
     const migrate = await mustMigrate(tx, input.poolId);
     await tx.pool.update({
       where: { id: input.poolId },
+      select: { id: true },
       data: migrate
         ? { hashFields, altHashFields: before.hashFields, hashMigrationStartedAt: new Date() }
         : { hashFields },
@@ -501,6 +504,7 @@ export async function finishHashMigration(
     }
     await tx.pool.update({
       where: { id: input.poolId },
+      select: { id: true },
       data: { altHashFields: [], hashMigrationStartedAt: null },
     });
     const startedAt = pool.hashMigrationStartedAt;
@@ -607,7 +611,7 @@ export async function removePool(
       );
     }
     await tx.proxy.deleteMany({ where: { poolId: pool.id } });
-    await tx.pool.delete({ where: { id: pool.id } });
+    await tx.pool.delete({ where: { id: pool.id }, select: { id: true } });
     await recordAudit(tx, {
       ...actorRef(actor),
       action: "pool.remove",

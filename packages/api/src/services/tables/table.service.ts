@@ -6,7 +6,7 @@ import {
   type ProxyState,
   type TableVersionSummary,
 } from "@tide/contracts";
-import { type Prisma, proxySelect, tableVersionSummarySelect, type Db } from "@tide/db";
+import { poolSecretsSelect, type Prisma, proxySelect, tableVersionSummarySelect, type Db } from "@tide/db";
 import {
   decodeGlbd,
   diffTables,
@@ -73,10 +73,7 @@ export async function buildPoolTable(
   const pool = await db.pool.findUnique({
     where: { id: poolId },
     select: {
-      id: true,
-      hashKey: true,
-      seed: true,
-      hashFields: true,
+      ...poolSecretsSelect,
       altHashFields: true,
       binds: {
         select: { address: true, prefixBits: true, proto: true, portStart: true, portEnd: true },
