@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import {
-  AGENT_PROTOCOL_VERSION,
   AgentHelloReply,
   AgentObservationsReply,
   DesiredState,
@@ -546,7 +545,5 @@ export class ConsoleLink {
     return path;
   }
 }
-
-export const agentProtocolVersion = AGENT_PROTOCOL_VERSION;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());

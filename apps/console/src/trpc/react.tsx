@@ -8,7 +8,7 @@ import { useState, type ReactNode } from "react";
 import { isUnauthorized } from "./errors";
 import { makeQueryClient } from "./query-client";
 
-export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
+export const { TRPCProvider, useTRPC } = createTRPCContext<AppRouter>();
 
 let browserQueryClient: QueryClient | undefined;
 

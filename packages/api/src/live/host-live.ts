@@ -429,11 +429,6 @@ export async function listenForAuthChanges(onChange: (change: string) => void): 
   return sharedListener().subscribe(AUTH_KEY, onChange);
 }
 
-/** Subscribers of the shared LISTEN connection. */
-export function liveListenerSize() {
-  return sharedListener().size();
-}
-
 /** A listener on another database (tests). */
 export function createHostListener(databaseUrl: string) {
   const l = new SharedListener(() => databaseUrl);
