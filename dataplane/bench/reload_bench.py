@@ -19,7 +19,6 @@ import threading
 from pathlib import Path
 
 from scapy.all import IP, TCP, Ether, raw
-
 from tide_harness import Control, build_table, director, tmpdir, wait_rx, write_pcap
 
 KEY, SEED = "a1b2c3d4e5f60718293a4b5c6d7e8f90", "0f1e2d3c4b5a69788796a5b4c3d2e1f0"

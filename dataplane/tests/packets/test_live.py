@@ -19,7 +19,6 @@ import sys
 import time
 
 import pytest
-
 from tide_harness import GUE_PORT, build_table, director, expect, read_glbd, tmpdir
 
 NS = f"tidelt{os.getpid()}"

@@ -17,13 +17,39 @@ import time
 from pathlib import Path
 
 import jsonschema
-import pytest
-from scapy.all import (ARP, ICMP, IP, TCP, UDP, Ether, ICMPv6EchoRequest, ICMPv6PacketTooBig,
-                       IPv6, IPv6ExtHdrHopByHop, Raw, raw)
-
-from tide_harness import (DIRECTOR, REPO, TEST_DIRECTOR, Control, Notify, build_table, check_gue,
-                          director, expect, glbd_v3, pool_content_hash, read_glbd, read_pcap,
-                          tmpdir, ts_reference, wait_rx, write_pcap)
+from scapy.all import (
+    ARP,
+    ICMP,
+    IP,
+    TCP,
+    UDP,
+    Ether,
+    ICMPv6EchoRequest,
+    ICMPv6PacketTooBig,
+    IPv6,
+    IPv6ExtHdrHopByHop,
+    Raw,
+    raw,
+)
+from tide_harness import (
+    DIRECTOR,
+    REPO,
+    TEST_DIRECTOR,
+    Control,
+    Notify,
+    build_table,
+    check_gue,
+    director,
+    expect,
+    glbd_v3,
+    pool_content_hash,
+    read_glbd,
+    read_pcap,
+    tmpdir,
+    ts_reference,
+    wait_rx,
+    write_pcap,
+)
 
 GATEWAY = "02:00:00:00:00:fe"
 SOURCE = "192.0.2.10"
@@ -284,7 +310,7 @@ def test_v3_pools_hash_on_their_own_fields_like_the_console():
         explained, loaded = [], []
 
         def during(ctl):
-            for t, s, sp, d, dp in flows:
+            for _t, s, sp, d, dp in flows:
                 explained.append(call(ctl, "explain", src_addr=s, dst_addr=d, protocol="tcp",
                                       src_port=sp, dst_port=dp)["result"])
             loaded.append(call(ctl, "load_table", path=str(v3), pool_names=["www", "api"])["result"])

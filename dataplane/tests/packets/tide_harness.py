@@ -6,13 +6,13 @@ made the shared vectors (packages/forwarding/vectors/make_vectors.py), tables bu
 """
 
 import contextlib
-import itertools
-import shutil
 import importlib.util
 import ipaddress
+import itertools
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import struct
@@ -282,7 +282,7 @@ class Notify:
         while True:
             try:
                 data = self.sock.recv(65536)
-            except socket.timeout:
+            except TimeoutError:
                 if proc is not None and proc.poll() is not None:
                     raise RuntimeError(f"exited {proc.returncode} before notifying") from None
                 if time.time() > deadline:
@@ -332,11 +332,11 @@ def director(eal_args, config, workdir, netns=None, notify=None):
             try:
                 ctl = Control(sock)
             except OSError as e:
-                raise AssertionError(f"READY=1 came before the control socket listened: {e}")
+                raise AssertionError(f"READY=1 came before the control socket listened: {e}") from e
         deadline = time.time() + 30
         while ctl is None:
             if proc.poll() is not None:
-                raise RuntimeError("tide-director exited %s:\n%s" % (
+                raise RuntimeError("tide-director exited {}:\n{}".format(
                     proc.returncode, (workdir / "director.log").read_text(errors="replace")))
             if time.time() > deadline:
                 raise TimeoutError("control socket did not appear")

@@ -190,7 +190,7 @@ def test_listen_backlog_limited_by_namespace_somaxconn(probes, netns):
             return next((e for e in p.listens if e["pid"] == child.pid), None)
 
         ev = probes.wait_for(seen)
-        assert ev, "no listen event for pid %d" % child.pid
+        assert ev, f"no listen event for pid {child.pid}"
         assert ev["requested"] == 8192 and ev["effective"] == 128 and ev["limited"] is True, ev
         assert ev["port"] == port and ev["netns"] == inode(ns) and ev["family"] == "inet", ev
     finally:
@@ -249,7 +249,7 @@ def test_listen_overflow_drops_by_port_and_netns(probes, netns):
 
         e = probes.wait_for(drops)
         nstat = ns_exec(ns, "nstat", "-asz", "TcpExtListenOverflows").stdout
-        assert e, "no overflow drops for port %d netns %d (nstat: %s)" % (port, want, nstat)
+        assert e, f"no overflow drops for port {port} netns {want} (nstat: {nstat})"
     finally:
         child.wait(timeout=30)
 
@@ -298,7 +298,7 @@ def test_connect_latency_errors_and_port_parity(probes, netns):
             return None
 
         e = probes.wait_for(entry)
-        assert e, "no connect stats for pid %d" % child.pid
+        assert e, f"no connect stats for pid {child.pid}"
         assert e["netns"] == inode(ns) and e["comm"].startswith("python"), e
         assert e["calls"] == 60 and sum_hist(e["hist"]) == 60, e
         assert e["errors"] == 50 and e["eaddrnotavail"] == 30, e
@@ -337,7 +337,7 @@ def test_netrx_softirq_histogram_after_veth_traffic(probes, netns):
     runs0, hist0, waits0 = netrx_totals(probes)
     ns_exec(a, "ping", "-q", "-c", "50", "-i", "0.002", "-W", "1", "10.77.1.2")
     got = probes.wait_for(lambda p: netrx_totals(p)[0] >= runs0 + 50 and netrx_totals(p))
-    assert got, "NET_RX runs did not grow by 50 (before %d)" % runs0
+    assert got, f"NET_RX runs did not grow by 50 (before {runs0})"
     runs, hist, waits = got
     assert hist == runs and hist > hist0 and waits > waits0, (got, runs0, hist0, waits0)
 
@@ -363,7 +363,7 @@ def test_icmp_frag_needed_counted_in_router_namespace(probes, netns):
                      if e["netns"] == want), 0)
 
     n = probes.wait_for(lambda p: sent(p) >= 1 and sent(p))
-    assert n, "no frag-needed counted for the router netns %d" % want
+    assert n, f"no frag-needed counted for the router netns {want}"
     assert not any(e["netns"] in (inode(c), inode(s))
                    for e in probes.sample.get("icmp_frag_needed", [])), probes.sample
 

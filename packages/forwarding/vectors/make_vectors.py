@@ -105,7 +105,7 @@ def main():
         if n in paper:
             assert h == paper[n], (n, h)
         sip.append({"key": key.hex(), "message": bytes(range(n)).hex(), "output": h,
-                    "u64": "%016x" % siphash24(key, bytes(range(n)))})
+                    "u64": f"{siphash24(key, bytes(range(n))):016x}"})
 
     # Published rendezvous vectors (glb-reference.md) + extra rows, all-IPv4 and an IPv6 set.
     pub_seed = bytes.fromhex("49a3d861d661ae5ab06ed9326871a2f5")
@@ -150,7 +150,7 @@ def main():
         row = d & 0xFFFF
         p, s = assign(seed, proxies, row, "tide")
         case = {"hashKey": hk.hex(), "seed": seed.hex(), "proxies": [x[0] for x in proxies], "fields": fields,
-                "srcAddr": src, "srcPort": sport, "digest": "%016x" % d, "row": row,
+                "srcAddr": src, "srcPort": sport, "digest": f"{d:016x}", "row": row,
                 "primary": proxies[p][0], "secondary": proxies[s][0],
                 "outerSourcePort": 0x8000 | ((d ^ sport) & 0x7FFF), "source": source}
         if dst is not None:

@@ -13,7 +13,6 @@ import socket
 import struct
 import sys
 import time
-
 from importlib.util import module_from_spec, spec_from_file_location
 from pathlib import Path
 
@@ -38,7 +37,7 @@ def receive(sniff, vip, dport, sport, want, timeout):
         sniff.settimeout(max(0.05, end - time.monotonic()))
         try:
             pkt = sniff.recv(65535)
-        except socket.timeout:
+        except TimeoutError:
             break
         ihl = (pkt[0] & 0xF) * 4
         if pkt[9] != 6 or pkt[12:16] != vip:

@@ -2,7 +2,12 @@
 """Opens --count non-blocking connections to HOST:PORT as fast as it can (bounded by --duration-ms),
 holds them until the duration ends, then closes them. The kernel retransmits SYNs and final ACKs
 on its own. Prints one JSON line: attempted, connected (writable without error at the end)."""
-import argparse, errno, json, select, socket, time
+import argparse
+import errno
+import json
+import select
+import socket
+import time
 
 p = argparse.ArgumentParser()
 p.add_argument("--host", required=True)

@@ -2,7 +2,13 @@
 """Incident 7: --count TCP listeners on one --port, each bound to its own address
 10.207.X.Y (needs net.ipv4.ip_nonlocal_bind=1 in the namespace), or with --wildcard a single
 0.0.0.0 listener (the remedy). Holds them until SIGTERM or --lifetime-ms; prints {"ready": true}."""
-import argparse, json, resource, signal, socket, sys, time
+import argparse
+import json
+import resource
+import signal
+import socket
+import sys
+import time
 
 p = argparse.ArgumentParser()
 p.add_argument("--port", type=int, required=True)

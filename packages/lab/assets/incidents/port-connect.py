@@ -7,7 +7,14 @@ measured socket first gets IP_LOCAL_PORT_RANGE (socket option 51) = a random N-p
 --range-lo..--range-hi, so the kernel scans only that window. Bounded by --max-ms.
 Prints one JSON line: held, hold errors, measured latencies (us), errors by errno, even-port share.
 """
-import argparse, errno, json, random, socket, statistics, struct, time
+import argparse
+import errno
+import json
+import random
+import socket
+import statistics
+import struct
+import time
 
 IP_LOCAL_PORT_RANGE = 51
 p = argparse.ArgumentParser()

@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """Accepts every connection on HOST:PORT and holds it (the far end of incident 4's connections)
 until the peer goes away or SIGTERM; at most --max held. Prints {"ready": true}."""
-import argparse, json, select, signal, socket, sys
+import argparse
+import json
+import select
+import signal
+import socket
+import sys
 
 p = argparse.ArgumentParser()
 p.add_argument("--host", required=True)

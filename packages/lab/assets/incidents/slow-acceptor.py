@@ -6,7 +6,11 @@ accepts (and closes) at most one connection. SIGUSR1 calls listen() again with -
 effective backlog is re-read from somaxconn then: the remedy after raising it). SIGTERM ends it.
 Prints JSON lines: {"ready": true, ...} then {"relisten": N}.
 """
-import argparse, json, signal, socket, sys, time
+import argparse
+import json
+import signal
+import socket
+import time
 
 p = argparse.ArgumentParser()
 p.add_argument("--host", required=True)

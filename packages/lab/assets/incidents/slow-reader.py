@@ -2,7 +2,12 @@
 """Incident 6: accepts on HOST:PORT and reads slowly: every --interval-ms it reads at most
 --chunk bytes from each connection, so the receive queue fills with the sender's small skbs and
 the kernel prunes/collapses it. Prints {"ready": true}; SIGTERM ends it."""
-import argparse, json, select, signal, socket, sys, time
+import argparse
+import json
+import signal
+import socket
+import sys
+import time
 
 p = argparse.ArgumentParser()
 p.add_argument("--host", required=True)

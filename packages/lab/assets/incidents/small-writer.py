@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Incident 6: sends --size-byte writes with TCP_NODELAY (one small segment each) to HOST:PORT
 for --duration-ms, over --conns connections. Prints one JSON line with the bytes sent."""
-import argparse, json, select, socket, time
+import argparse
+import json
+import select
+import socket
+import time
 
 p = argparse.ArgumentParser()
 p.add_argument("--host", required=True)

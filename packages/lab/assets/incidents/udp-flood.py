@@ -4,7 +4,13 @@ processes, each pinned to --cpu when given. Without RPS a veth delivers on the s
 NET_RX then handles each datagram before the send returns; incident 7 pins the senders away from
 the CPU RPS steers to, so they keep queueing into its backlog. Prints one JSON line: datagrams
 sent, and send errors (ENOBUFS/EAGAIN when the path pushes back) by name."""
-import argparse, errno, json, multiprocessing, os, socket, time
+import argparse
+import errno
+import json
+import multiprocessing
+import os
+import socket
+import time
 
 SO_SNDBUFFORCE = 32  # <asm-generic/socket.h>; the socket module does not export it
 
