@@ -2,7 +2,8 @@
 #   tide_install_system        apt packages, only those missing (root needed only then)
 #   tide_install_node_modules  npm ci, only when node_modules differs from package-lock.json
 #   tide_generate_prisma       the Prisma client (npm 11 may skip Prisma's own install scripts)
-#   tide_install               all three
+#   tide_install_python_tools  ruff (Python lint, not in Debian 12) in a venv under .tide/tools
+#   tide_install               all four
 #   tide_install_docker        docker.io + debootstrap for the compose tier (not part of tide_install)
 # A second run finds everything in place and takes about a second.
 # shellcheck shell=bash
@@ -14,10 +15,11 @@ PG_BIN_DIR=/usr/lib/postgresql/15/bin
 # Debian packages the data plane needs: DPDK 22.11 (director), jansson (control socket JSON),
 # OpenSSL libcrypto (table content hashes), clang + compiler-rt (libFuzzer, sanitizers),
 # clang-format (C style), scapy + pytest + jsonschema (packet tests), iproute2/ethtool (namespaces),
-# valgrind (instructions per packet in the benchmark), bpftool + libbpf (tide-redirect, probes).
+# valgrind (instructions per packet in the benchmark), bpftool + libbpf (tide-redirect, probes),
+# python3-venv (the lint tier's ruff, tide_install_python_tools).
 TIDE_DATAPLANE_PACKAGES=(dpdk libdpdk-dev pkg-config make gcc clang llvm libclang-rt-14-dev
   clang-format libjansson-dev libssl-dev libpcap-dev python3-scapy python3-pytest python3-jsonschema
-  iproute2 ethtool nftables iputils-ping iputils-tracepath valgrind bpftool libbpf-dev libelf-dev zlib1g-dev socat)
+  python3-venv iproute2 ethtool nftables iputils-ping iputils-tracepath valgrind bpftool libbpf-dev libelf-dev zlib1g-dev socat)
 
 tide_install_system() {
   local missing=()
@@ -104,8 +106,32 @@ tide_install_docker() {
   ok "installed ${missing[*]}"
 }
 
+# ruff lints the repository's Python (ruff.toml; the lint tier). Debian 12 does not package it, so
+# it comes from PyPI, pinned, into a venv of its own: nothing is installed into the system Python.
+TIDE_RUFF_VERSION=0.17.5
+TIDE_PYTHON_TOOLS="$TIDE_ROOT/.tide/tools/python"
+
+tide_install_python_tools() {
+  local ruff="$TIDE_PYTHON_TOOLS/bin/ruff"
+  if [[ -x $ruff && $("$ruff" --version 2>/dev/null) == "ruff $TIDE_RUFF_VERSION" ]]; then
+    ok "ruff $TIDE_RUFF_VERSION present"
+    return
+  fi
+  note "installing ruff $TIDE_RUFF_VERSION into ${TIDE_PYTHON_TOOLS#"$TIDE_ROOT"/}"
+  local log
+  log="$(mktemp /tmp/tide-pip.XXXXXX.log)"
+  if ! { python3 -m venv --clear "$TIDE_PYTHON_TOOLS" &&
+    "$TIDE_PYTHON_TOOLS/bin/pip" install --quiet --disable-pip-version-check "ruff==$TIDE_RUFF_VERSION"; } >"$log" 2>&1; then
+    tail -n 40 "$log"
+    die "installing ruff failed (full log: $log)"
+  fi
+  rm -f "$log"
+  ok "ruff $TIDE_RUFF_VERSION installed"
+}
+
 tide_install() {
   tide_install_system
   tide_install_node_modules
   tide_generate_prisma
+  tide_install_python_tools
 }
