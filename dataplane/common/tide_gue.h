@@ -127,7 +127,7 @@ static inline void tide_gue_encap(uint8_t *frame, const struct tide_encap_params
 	const uint32_t gue_len = TIDE_GUE_BASE_HLEN + TIDE_GLB_PRIV_HLEN + 4u * d->hop_count;
 	const uint32_t udp_len = TIDE_UDP_HLEN + gue_len + inner_len;
 	const uint32_t ip_len = TIDE_OUTER_IP_HLEN + udp_len;
-	const uint8_t gue_proto = inner_family == 4 ? 4 : 41;
+	const uint8_t gue_proto = inner_family == 4 ? TIDE_GUE_PROTO_IPV4 : TIDE_GUE_PROTO_IPV6;
 	const uint32_t addrs = tide_csum_addr(ep->source_ip) + tide_csum_addr(d->primary);
 	uint64_t sum;
 	uint32_t inner;

@@ -37,7 +37,6 @@
 #define HC_ICMP_HLEN 8u
 #define HC_INNER_TTL 64u
 #define HC_IPPROTO_ICMP 1u
-#define HC_GUE_PROTO_IPV4 4u
 /* "tide-hc\0" (8) + process nonce (4) + request id (4) */
 #define HC_ECHO_PAYLOAD 16u
 #define HC_PROBE_LEN \
@@ -86,7 +85,7 @@ static void build_probe(uint8_t *pkt, uint32_t src, uint32_t dst, uint16_t seq,
 
 	memset(pkt, 0, HC_PROBE_LEN);
 	pkt[0] = 1; /* version 0, C 0, hlen 1: the GLB private data, no hops */
-	pkt[1] = HC_GUE_PROTO_IPV4;
+	pkt[1] = TIDE_GUE_PROTO_IPV4;
 	/* pkt[2..3] flags 0; pkt[4..7] GLB private data: type 0, next_hop 0, hop_count 0 */
 
 	ip[0] = 0x45;

@@ -79,8 +79,8 @@
 #define TR_GUE_C_BIT 0x20
 #define TR_GUE_HLEN_MASK 0x1f
 /* GUE proto field: IP protocol number of the inner packet. */
-#define TR_GUE_PROTO_IPV4 4
-#define TR_GUE_PROTO_IPV6 41
+#define TR_GUE_PROTO_IPV4 ((int)TIDE_GUE_PROTO_IPV4)
+#define TR_GUE_PROTO_IPV6 ((int)TIDE_GUE_PROTO_IPV6)
 
 #define TR_ICMP_DEST_UNREACH 3
 #define TR_ICMP_FRAG_NEEDED 4

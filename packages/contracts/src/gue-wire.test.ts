@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { GUE_HEADER_BYTES, GUE_PORT, gueIpOverhead } from "./gue-wire";
+import { GUE_HEADER_BYTES, GUE_INNER_PROTO, GUE_PORT, gueIpOverhead } from "./gue-wire";
 
 const HEADER = new URL("../../../dataplane/common/tide_gue_wire.h", import.meta.url);
 
@@ -23,6 +23,8 @@ describe("GUE wire constants", () => {
       TIDE_GUE_BASE_HLEN: GUE_HEADER_BYTES.gueBase,
       TIDE_GLB_PRIV_HLEN: GUE_HEADER_BYTES.glbPrivate,
       TIDE_GLB_HOP_LEN: GUE_HEADER_BYTES.hop,
+      TIDE_GUE_PROTO_IPV4: GUE_INNER_PROTO.ipv4,
+      TIDE_GUE_PROTO_IPV6: GUE_INNER_PROTO.ipv6,
     });
   });
 

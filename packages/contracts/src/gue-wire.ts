@@ -1,6 +1,6 @@
 /**
  * GUE on the wire, as glb-director writes it (and tide-director, tide-redirect and
- * tide-healthcheck read it): its UDP port and header sizes. The C side declares them once in
+ * tide-healthcheck read it): its UDP port, header sizes and inner protocol numbers. The C side declares them once in
  * dataplane/common/tide_gue_wire.h; gue-wire.test.ts reads that header and checks these agree.
  */
 
@@ -17,6 +17,9 @@ export const GUE_HEADER_BYTES = {
   /** One hop of the GLB private data: an IPv4 address. */
   hop: 4,
 } as const;
+
+/** The GUE base header's proto field: the IP protocol number of the inner packet. */
+export const GUE_INNER_PROTO = { ipv4: 4, ipv6: 41 } as const;
 
 /**
  * Bytes GUE adds to an inner IP packet, counted in IP bytes (outer IPv4 + UDP + GUE base + GLB
