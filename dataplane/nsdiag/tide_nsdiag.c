@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tide-nsdiag: LISTEN sockets, ESTABLISHED counts, sysctls and /proc/net counters of many network
  * namespaces, for the agent, without a fork per namespace and tick.
